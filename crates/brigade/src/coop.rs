@@ -1,0 +1,281 @@
+//! Cooperative yielding: [`yield_now`] (always) and [`yield_if_busy`] (only
+//! when another task is actually waiting for a worker).
+//!
+//! ## `yield_if_busy()`, step by step
+//! 1. **Fast path** (inlined into the caller): if the runtime has an idle
+//!    worker, return. An idle worker picks up anything that is waiting, so
+//!    there is nothing to step aside for. Off a worker thread the thread-local
+//!    points at a constant that reads as "idle", so this is always one
+//!    thread-local read, one atomic load and one branch.
+//! 2. **Cheap checks** (`slow_path`, never inlined):
+//!    - the worker's own deque holds a task: move to the back of it and let
+//!      that task run first, on this same warm worker. If this task already
+//!      did so on its previous visit (the *sentinel*), two yielders may be
+//!      bouncing off each other, so park in the yield queue instead;
+//!    - the injector holds a task: park in the yield queue.
+//! 3. **Expensive checks, amortised by time**: at most once per epoch of
+//!    2^18 ns (≈ 0.26 ms) per worker, look at every other worker's deque and
+//!    park in the yield queue if any holds a task. Even the clock read is
+//!    amortised ([`EpochGate`]).
+//!
+//! Parking in the yield queue means: flag the task so that its self-wake is
+//! routed to the yield queue (`Shared::schedule`), wake it, return
+//! `Pending`. Workers resume it only when nothing else is waiting.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::runtime::context;
+use crate::runtime::worker::Core;
+
+/// Yields to the scheduler unconditionally: the task goes to the back of its
+/// worker's queue and runs again after the tasks queued before it.
+///
+/// Prefer [`yield_if_busy`] in loops that do background work: it costs
+/// nothing when nobody is waiting.
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// rt.block_on(async {
+///     brigade::spawn(async {
+///         for _ in 0..3 {
+///             brigade::yield_now().await;
+///         }
+///     })
+///     .await
+///     .unwrap();
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn yield_now() -> YieldNow {
+    YieldNow { yielded: false }
+}
+
+/// Future returned by [`yield_now`].
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+#[derive(Debug)]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Steps aside if, and only if, another task is waiting for a worker.
+///
+/// Call `yield_if_busy().await` between units of background work (loop
+/// iterations, batches, rows) that do not hold locks. When the runtime has
+/// an idle worker it completes at once at the cost of one atomic load. When
+/// every worker is busy and work is waiting, the calling task moves behind
+/// that work, and comes back as soon as a worker has nothing else to do, so
+/// background work uses all spare CPU without delaying foreground tasks by
+/// more than one unit.
+///
+/// Outside a brigade worker thread (inside `block_on`, on a blocking-pool
+/// thread, on another runtime) it completes immediately.
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// let sum = rt.block_on(async {
+///     brigade::spawn(async {
+///         let mut sum = 0u64;
+///         for row in 0..10_000u64 {
+///             sum += row; // a unit of background work
+///             brigade::yield_if_busy().await;
+///         }
+///         sum
+///     })
+///     .await
+/// });
+/// assert_eq!(sum.unwrap(), 49_995_000);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[inline]
+pub fn yield_if_busy() -> YieldIfBusy {
+    YieldIfBusy { yielded: false }
+}
+
+/// Future returned by [`yield_if_busy`].
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+#[derive(Debug)]
+pub struct YieldIfBusy {
+    yielded: bool,
+}
+
+impl Future for YieldIfBusy {
+    type Output = ();
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded || context::any_worker_idle() {
+            return Poll::Ready(());
+        }
+        let poll = slow_path(cx);
+        self.yielded = poll.is_pending();
+        poll
+    }
+}
+
+/// What the slow path decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    Continue,
+    MoveToBack,
+    ParkInYieldQueue,
+}
+
+#[inline(never)]
+fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
+    context::with_current_worker(|core| {
+        let Some(core) = core else {
+            return Poll::Ready(());
+        };
+        let Some(task) = core.current_task() else {
+            return Poll::Ready(());
+        };
+        match decide(core, task.replace_moved_to_back(false)) {
+            Decision::Continue => Poll::Ready(()),
+            Decision::MoveToBack => {
+                task.replace_moved_to_back(true);
+                give_way(core, cx)
+            }
+            Decision::ParkInYieldQueue => {
+                task.request_yield_queue();
+                give_way(core, cx)
+            }
+        }
+    })
+}
+
+/// Steps 2 and 3 of the module docs. `moved_to_back_last_time` is the
+/// sentinel, already cleared by the caller.
+fn decide(core: &Core, moved_to_back_last_time: bool) -> Decision {
+    let shared = core.shared();
+    if !core.local_is_empty() {
+        return if moved_to_back_last_time {
+            Decision::ParkInYieldQueue
+        } else {
+            Decision::MoveToBack
+        };
+    }
+    if !shared.injector.is_empty() {
+        return Decision::ParkInYieldQueue;
+    }
+    if core.epoch_gate.should_scan(|| shared.clock_nanos()) && shared.others_have_work(core.index())
+    {
+        return Decision::ParkInYieldQueue;
+    }
+    Decision::Continue
+}
+
+/// Wakes the task (the schedule hook routes it to the back of the local
+/// deque, or to the yield queue if flagged) and reports the yield.
+fn give_way(core: &Core, cx: &mut Context<'_>) -> Poll<()> {
+    core.shared().metrics.worker(core.index()).count_yield();
+    cx.waker().wake_by_ref();
+    Poll::Pending
+}
+
+/// Bounds how often `yield_if_busy()` does its expensive checks: at most once
+/// per epoch of 2^18 ns per worker, reading the clock only on calls
+/// 1, 3, 7, 15, … (2^k − 1) of a counter, which stays between 1023 and 2047
+/// at high call rates, so the clock is then read once per 1024 calls. The
+/// counter restarts whenever a new epoch is seen.
+pub(crate) struct EpochGate {
+    calls: Cell<u32>,
+    epoch: Cell<u64>,
+}
+
+/// log2 of the epoch length in nanoseconds (2^18 ns ≈ 262 µs).
+pub(crate) const EPOCH_SHIFT: u32 = 18;
+
+impl EpochGate {
+    pub(crate) fn new() -> Self {
+        EpochGate {
+            calls: Cell::new(0),
+            epoch: Cell::new(u64::MAX),
+        }
+    }
+
+    /// Counts one call; returns `true` when a new epoch has begun (and the
+    /// expensive checks are due). `now_nanos` is called only when the clock
+    /// is due to be read.
+    pub(crate) fn should_scan(&self, now_nanos: impl FnOnce() -> u64) -> bool {
+        let calls = self.calls.get() + 1;
+        // Read the clock only when `calls` is 2^k - 1.
+        if calls & (calls + 1) != 0 {
+            self.calls.set(calls);
+            return false;
+        }
+        let epoch = now_nanos() >> EPOCH_SHIFT;
+        if epoch != self.epoch.get() {
+            self.epoch.set(epoch);
+            self.calls.set(0);
+            return true;
+        }
+        self.calls.set(if calls == 2047 { 1023 } else { calls });
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_is_read_on_calls_two_to_the_k_minus_one() {
+        let gate = EpochGate::new();
+        let reads = Cell::new(Vec::new());
+        for call in 1..=5000u32 {
+            gate.should_scan(|| {
+                let mut seen = reads.take();
+                seen.push(call);
+                reads.set(seen);
+                // The epoch never changes after the first read.
+                0
+            });
+        }
+        let reads = reads.take();
+        // The first read starts the epoch and resets the counter to 0.
+        assert_eq!(
+            &reads[..12],
+            &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
+        );
+        // Afterwards the counter oscillates in 1023..=2047: one read per 1024 calls.
+        assert!(
+            reads
+                .windows(2)
+                .skip(11)
+                .all(|pair| pair[1] - pair[0] == 1024),
+            "{reads:?}"
+        );
+    }
+
+    #[test]
+    fn a_new_epoch_restarts_the_counter() {
+        let gate = EpochGate::new();
+        let now = Cell::new(0u64);
+        assert!(gate.should_scan(|| now.get()));
+        now.set(1 << EPOCH_SHIFT);
+        // Next clock read is on the first call after the reset.
+        assert!(gate.should_scan(|| now.get()));
+        assert!(!gate.should_scan(|| now.get()));
+        assert_eq!(gate.calls.get(), 1);
+    }
+}

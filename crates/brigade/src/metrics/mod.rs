@@ -1,0 +1,180 @@
+//! Runtime metrics: cheap per-worker counters, summed when read.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_utils::CachePadded;
+
+use crate::runtime::Shared;
+
+/// Counters one worker writes. Each has a single writer (its worker thread),
+/// so increments are a `Relaxed` load and store, not a locked RMW; readers
+/// may see a slightly stale value. Statistics only: no protocol reads them,
+/// hence `std` atomics.
+#[derive(Default)]
+pub(crate) struct WorkerCounters {
+    polls: AtomicU64,
+    yields: AtomicU64,
+    steals: AtomicU64,
+    parks: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
+impl WorkerCounters {
+    pub(crate) fn count_poll(&self) {
+        bump(&self.polls);
+    }
+    pub(crate) fn count_yield(&self) {
+        bump(&self.yields);
+    }
+    pub(crate) fn count_steal(&self) {
+        bump(&self.steals);
+    }
+    pub(crate) fn count_park(&self) {
+        bump(&self.parks);
+    }
+}
+
+/// All counters of one runtime.
+pub(crate) struct MetricsCells {
+    workers: Box<[CachePadded<WorkerCounters>]>,
+    spawned: CachePadded<AtomicU64>,
+}
+
+impl MetricsCells {
+    pub(crate) fn new(num_workers: usize) -> Self {
+        MetricsCells {
+            workers: (0..num_workers).map(|_| CachePadded::default()).collect(),
+            spawned: CachePadded::default(),
+        }
+    }
+
+    pub(crate) fn worker(&self, index: usize) -> &WorkerCounters {
+        &self.workers[index]
+    }
+
+    pub(crate) fn count_spawn(&self) {
+        self.spawned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn sum(&self, read: impl Fn(&WorkerCounters) -> &AtomicU64) -> u64 {
+        self.workers
+            .iter()
+            .map(|worker| read(worker).load(Ordering::Relaxed))
+            .sum()
+    }
+}
+
+/// A view of a runtime's metrics, from [`Runtime::metrics`](crate::Runtime::metrics)
+/// or [`Handle::metrics`](crate::Handle::metrics).
+///
+/// Counters are totals since the runtime started; depths and counts of
+/// workers are instantaneous. Reading is cheap and never blocks the
+/// scheduler's hot paths.
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Builder::new().worker_threads(2).build()?;
+/// rt.block_on(brigade::spawn(async {})).unwrap();
+/// let metrics = rt.metrics();
+/// assert_eq!(metrics.num_workers(), 2);
+/// assert!(metrics.spawned_tasks_count() >= 1);
+/// # Ok::<(), brigade::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct RuntimeMetrics {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for RuntimeMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeMetrics")
+            .field("num_workers", &self.num_workers())
+            .field("yields", &self.yields())
+            .field("yield_queue_depth", &self.yield_queue_depth())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuntimeMetrics {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        RuntimeMetrics { shared }
+    }
+
+    /// Number of worker threads.
+    pub fn num_workers(&self) -> usize {
+        self.shared.num_workers()
+    }
+
+    /// Workers currently idle (parked, or committed to parking).
+    pub fn num_idle_workers(&self) -> usize {
+        self.shared.idle.num_idle()
+    }
+
+    /// Tasks spawned with `spawn` since the runtime started.
+    pub fn spawned_tasks_count(&self) -> u64 {
+        self.shared.metrics.spawned.load(Ordering::Relaxed)
+    }
+
+    /// Tasks alive right now (spawned, not yet finished or cancelled);
+    /// `spawn_blocking` tasks are not counted.
+    pub fn num_alive_tasks(&self) -> usize {
+        self.shared.registry.len()
+    }
+
+    /// Times [`yield_if_busy`](crate::yield_if_busy) actually gave way, by
+    /// moving behind a waiting task or by parking in the yield queue.
+    pub fn yields(&self) -> u64 {
+        self.shared.metrics.sum(|worker| &worker.yields)
+    }
+
+    /// Times a task was parked in the yield queue (a subset of
+    /// [`yields`](Self::yields)).
+    pub fn yield_queue_parks(&self) -> u64 {
+        self.shared.yield_queue.parked_total()
+    }
+
+    /// Tasks parked in the yield queue right now.
+    pub fn yield_queue_depth(&self) -> usize {
+        self.shared.yield_queue.len()
+    }
+
+    /// Tasks waiting in the global injector right now.
+    pub fn injector_depth(&self) -> usize {
+        self.shared.injector.len()
+    }
+
+    /// Tasks polled by all workers since the runtime started.
+    pub fn total_polls(&self) -> u64 {
+        self.shared.metrics.sum(|worker| &worker.polls)
+    }
+
+    /// Successful steals from another worker's deque.
+    pub fn total_steals(&self) -> u64 {
+        self.shared.metrics.sum(|worker| &worker.steals)
+    }
+
+    /// Times a worker went to park.
+    pub fn total_parks(&self) -> u64 {
+        self.shared.metrics.sum(|worker| &worker.parks)
+    }
+
+    /// Threads in the blocking pool right now.
+    pub fn num_blocking_threads(&self) -> usize {
+        self.shared.blocking.num_threads()
+    }
+
+    /// Blocking-pool threads waiting for work right now.
+    pub fn num_idle_blocking_threads(&self) -> usize {
+        self.shared.blocking.num_idle_threads()
+    }
+
+    /// `spawn_blocking` tasks waiting for a thread right now.
+    pub fn blocking_queue_depth(&self) -> usize {
+        self.shared.blocking.queue_depth()
+    }
+}

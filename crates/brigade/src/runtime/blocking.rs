@@ -1,0 +1,206 @@
+//! The blocking pool: threads for `spawn_blocking`, so blocking calls never
+//! occupy a worker.
+//!
+//! ## Protocol
+//! All state is under one mutex (the pool is not on the async hot path).
+//! - `push`: queue the task; if a thread is idle, claim it (`idle -= 1`,
+//!   `wakeups += 1`) and signal; else, below `max_threads`, start a thread.
+//! - A thread runs queued tasks until the queue is empty, then waits as idle.
+//!   It leaves the wait when it finds a wake-up to consume (the pusher already
+//!   took it off `idle`), at shutdown, or after `keep_alive` without work
+//!   (then it exits). Counting claimed wake-ups separately from signals makes
+//!   spurious condvar wake-ups and timeouts that race with a push harmless.
+//! - Shutdown sets the flag, drops every queued task (cancelling it), wakes
+//!   every idle thread, then waits (up to a deadline) for `threads` to reach
+//!   zero; each thread decrements it as its last act.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Handle, Shared, context};
+use crate::sync::{Condvar, Mutex, lock};
+use crate::task::Runnable;
+
+pub(crate) struct BlockingPool {
+    state: Mutex<PoolState>,
+    /// Signals idle threads (work or shutdown).
+    work: Condvar,
+    /// Signals shutdown that a thread exited.
+    exited: Condvar,
+    max_threads: usize,
+    keep_alive: Duration,
+    thread_name: String,
+    stack_size: Option<usize>,
+}
+
+#[derive(Default)]
+struct PoolState {
+    queue: VecDeque<Runnable>,
+    threads: usize,
+    idle: usize,
+    wakeups: usize,
+    shutdown: bool,
+}
+
+fn wait<'a, T>(
+    condvar: &Condvar,
+    guard: crate::sync::MutexGuard<'a, T>,
+    timeout: Duration,
+) -> (crate::sync::MutexGuard<'a, T>, bool) {
+    match condvar.wait_timeout(guard, timeout) {
+        Ok((guard, result)) => (guard, result.timed_out()),
+        Err(poisoned) => {
+            let (guard, result) = poisoned.into_inner();
+            (guard, result.timed_out())
+        }
+    }
+}
+
+impl BlockingPool {
+    pub(crate) fn new(
+        max_threads: usize,
+        keep_alive: Duration,
+        thread_name: String,
+        stack_size: Option<usize>,
+    ) -> Self {
+        BlockingPool {
+            state: Mutex::new(PoolState::default()),
+            work: Condvar::new(),
+            exited: Condvar::new(),
+            max_threads,
+            keep_alive,
+            thread_name,
+            stack_size,
+        }
+    }
+
+    /// Queues a blocking task (the schedule hook of `spawn_blocking` tasks).
+    pub(crate) fn push(&self, shared: &Arc<Shared>, runnable: Runnable) {
+        let mut state = lock(&self.state);
+        if state.shutdown {
+            drop(state);
+            drop(runnable);
+            return;
+        }
+        state.queue.push_back(runnable);
+        if state.idle > 0 {
+            state.idle -= 1;
+            state.wakeups += 1;
+            drop(state);
+            self.work.notify_one();
+        } else if state.threads < self.max_threads {
+            state.threads += 1;
+            drop(state);
+            self.start_thread(shared);
+        }
+    }
+
+    fn start_thread(&self, shared: &Arc<Shared>) {
+        let handle = Handle {
+            shared: shared.clone(),
+        };
+        let mut builder = std::thread::Builder::new().name(self.thread_name.clone());
+        if let Some(size) = self.stack_size {
+            builder = builder.stack_size(size);
+        }
+        if let Err(error) =
+            builder.spawn(move || handle.shared.blocking.thread_main(handle.clone()))
+        {
+            // The task stays queued; the next push or a running thread takes it.
+            tracing::error!(%error, "could not start a blocking-pool thread");
+            lock(&self.state).threads -= 1;
+        }
+    }
+
+    fn thread_main(&self, handle: Handle) {
+        let _context = context::enter_blocking(handle);
+        let mut state = lock(&self.state);
+        loop {
+            if let Some(runnable) = state.queue.pop_front() {
+                drop(state);
+                // A cancelled task is dropped unrun. Panics in the closure are
+                // caught by the harness; this catches one from a destructor.
+                if !runnable.metadata().is_cancelled()
+                    && catch_unwind(AssertUnwindSafe(|| runnable.run())).is_err()
+                {
+                    tracing::error!("a blocking task's destructor panicked; the panic was dropped");
+                }
+                state = lock(&self.state);
+                continue;
+            }
+            if state.shutdown {
+                break;
+            }
+            state.idle += 1;
+            let idle_since = Instant::now();
+            loop {
+                let remaining = self.keep_alive.saturating_sub(idle_since.elapsed());
+                let (guard, timed_out) = wait(&self.work, state, remaining);
+                state = guard;
+                if state.wakeups > 0 {
+                    state.wakeups -= 1;
+                    break;
+                }
+                if state.shutdown || timed_out {
+                    state.idle -= 1;
+                    break;
+                }
+            }
+            if !state.shutdown && state.queue.is_empty() && idle_since.elapsed() >= self.keep_alive
+            {
+                break;
+            }
+        }
+        state.threads -= 1;
+        drop(state);
+        self.exited.notify_all();
+    }
+
+    /// Cancels queued tasks and waits for the threads to exit, until
+    /// `deadline` if one is given.
+    pub(crate) fn shutdown(&self, deadline: Option<Instant>) -> bool {
+        let queued = {
+            let mut state = lock(&self.state);
+            state.shutdown = true;
+            std::mem::take(&mut state.queue)
+        };
+        self.work.notify_all();
+        drop(queued);
+        let mut state = lock(&self.state);
+        while state.threads > 0 {
+            match deadline {
+                None => {
+                    state = match self.exited.wait(state) {
+                        Ok(guard) => guard,
+                        Err(poisoned) => poisoned.into_inner(),
+                    }
+                }
+                Some(deadline) => {
+                    let remaining = deadline.saturating_duration_since(Instant::now());
+                    if remaining.is_zero() {
+                        return false;
+                    }
+                    state = wait(&self.exited, state, remaining).0;
+                }
+            }
+        }
+        true
+    }
+
+    /// Threads currently in the pool.
+    pub(crate) fn num_threads(&self) -> usize {
+        lock(&self.state).threads
+    }
+
+    /// Threads waiting for work.
+    pub(crate) fn num_idle_threads(&self) -> usize {
+        lock(&self.state).idle
+    }
+
+    /// Tasks waiting for a thread.
+    pub(crate) fn queue_depth(&self) -> usize {
+        lock(&self.state).queue.len()
+    }
+}

@@ -1,0 +1,219 @@
+//! `Builder`: runtime settings, validated into a `BuildError` instead of a
+//! panic.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::Runtime;
+use super::idle::MAX_WORKERS;
+
+/// The environment variable that sets the default worker count.
+pub const WORKER_THREADS_ENV: &str = "BRIGADE_WORKER_THREADS";
+
+/// Configures and builds a [`Runtime`].
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Builder::new()
+///     .worker_threads(2)
+///     .thread_name("my-service")
+///     .build()?;
+/// assert_eq!(rt.metrics().num_workers(), 2);
+/// # Ok::<(), brigade::BuildError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    pub(crate) worker_threads: Option<usize>,
+    pub(crate) max_blocking_threads: usize,
+    pub(crate) thread_name: String,
+    pub(crate) thread_stack_size: Option<usize>,
+    pub(crate) thread_keep_alive: Duration,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+impl Builder {
+    /// A builder with the defaults: one worker per available CPU (or
+    /// `BRIGADE_WORKER_THREADS`), up to 512 blocking threads kept alive for
+    /// 10 s when idle, threads named `brigade-worker`.
+    pub fn new() -> Self {
+        Builder {
+            worker_threads: None,
+            max_blocking_threads: 512,
+            thread_name: "brigade-worker".to_owned(),
+            thread_stack_size: None,
+            thread_keep_alive: Duration::from_secs(10),
+        }
+    }
+
+    /// Number of worker threads that run async tasks. Must be at least 1.
+    ///
+    /// Default: the `BRIGADE_WORKER_THREADS` environment variable if set,
+    /// else [`std::thread::available_parallelism`] (which honours cgroup CPU
+    /// quotas and affinity masks on Linux), else 1.
+    pub fn worker_threads(&mut self, count: usize) -> &mut Self {
+        self.worker_threads = Some(count);
+        self
+    }
+
+    /// Upper bound on threads in the blocking pool (`spawn_blocking`). Must
+    /// be at least 1. Default: 512.
+    pub fn max_blocking_threads(&mut self, count: usize) -> &mut Self {
+        self.max_blocking_threads = count;
+        self
+    }
+
+    /// Name given to the runtime's threads. Default: `brigade-worker`.
+    pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.thread_name = name.into();
+        self
+    }
+
+    /// Stack size of the runtime's threads, in bytes. Default: the standard
+    /// library's (2 MiB unless `RUST_MIN_STACK` says otherwise).
+    pub fn thread_stack_size(&mut self, bytes: usize) -> &mut Self {
+        self.thread_stack_size = Some(bytes);
+        self
+    }
+
+    /// How long an idle blocking-pool thread waits for work before it
+    /// exits. Must be non-zero. Default: 10 s.
+    pub fn thread_keep_alive(&mut self, duration: Duration) -> &mut Self {
+        self.thread_keep_alive = duration;
+        self
+    }
+
+    /// Validates the settings and starts the runtime's worker threads.
+    pub fn build(&mut self) -> Result<Runtime, BuildError> {
+        let workers = self.resolved_worker_threads()?;
+        if self.max_blocking_threads == 0 {
+            return Err(BuildError::setting(
+                "max_blocking_threads",
+                "must be at least 1, got 0",
+            ));
+        }
+        if self.thread_keep_alive.is_zero() {
+            return Err(BuildError::setting("thread_keep_alive", "must be non-zero"));
+        }
+        if self.thread_stack_size == Some(0) {
+            return Err(BuildError::setting("thread_stack_size", "must be non-zero"));
+        }
+        Runtime::start(self, workers)
+    }
+
+    fn resolved_worker_threads(&self) -> Result<usize, BuildError> {
+        let count = match self.worker_threads {
+            Some(count) => count,
+            None => match std::env::var(WORKER_THREADS_ENV) {
+                Ok(value) => parse_worker_threads_env(&value)?,
+                Err(std::env::VarError::NotPresent) => {
+                    std::thread::available_parallelism().map_or(1, |count| count.get())
+                }
+                Err(std::env::VarError::NotUnicode(value)) => {
+                    return Err(BuildError::env(format!(
+                        "environment variable {WORKER_THREADS_ENV} is not valid Unicode: {value:?}"
+                    )));
+                }
+            },
+        };
+        if count == 0 {
+            return Err(BuildError::setting(
+                "worker_threads",
+                "must be at least 1, got 0",
+            ));
+        }
+        if count > MAX_WORKERS {
+            return Err(BuildError::setting(
+                "worker_threads",
+                format!("must be at most {MAX_WORKERS}, got {count}"),
+            ));
+        }
+        Ok(count)
+    }
+}
+
+fn parse_worker_threads_env(value: &str) -> Result<usize, BuildError> {
+    match value.trim().parse::<usize>() {
+        Ok(count) if count > 0 => Ok(count),
+        _ => Err(BuildError::env(format!(
+            "environment variable {WORKER_THREADS_ENV}={value:?} is not a worker count \
+             (expected a whole number of at least 1)"
+        ))),
+    }
+}
+
+/// A runtime could not be built: an invalid setting, an invalid
+/// `BRIGADE_WORKER_THREADS`, or the OS refused to start a thread.
+///
+/// The message names the setting or variable at fault.
+#[derive(Debug)]
+pub struct BuildError {
+    message: String,
+    source: Option<std::io::Error>,
+}
+
+impl BuildError {
+    fn setting(name: &str, problem: impl fmt::Display) -> Self {
+        BuildError {
+            message: format!("invalid runtime setting `{name}`: {problem}"),
+            source: None,
+        }
+    }
+
+    fn env(message: String) -> Self {
+        BuildError {
+            message,
+            source: None,
+        }
+    }
+
+    pub(crate) fn spawn_failed(error: std::io::Error) -> Self {
+        BuildError {
+            message: format!("could not start a worker thread: {error}"),
+            source: Some(error),
+        }
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_ref().map(|error| error as _)
+    }
+}
+
+impl From<BuildError> for std::io::Error {
+    fn from(error: BuildError) -> Self {
+        let kind = error
+            .source
+            .as_ref()
+            .map_or(std::io::ErrorKind::InvalidInput, std::io::Error::kind);
+        std::io::Error::new(kind, error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_values_are_validated() {
+        assert_eq!(parse_worker_threads_env("3").unwrap(), 3);
+        assert_eq!(parse_worker_threads_env(" 8\n").unwrap(), 8);
+        for bad in ["0", "-1", "two", ""] {
+            let error = parse_worker_threads_env(bad).unwrap_err().to_string();
+            assert!(error.contains(WORKER_THREADS_ENV), "{error}");
+            assert!(error.contains(&format!("{bad:?}")), "{error}");
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Which workers are idle, which are searching for work, and how a worker
+//! goes to sleep without missing a wake-up.
+//!
+//! ## The state word
+//! `state` packs two counters into one `AtomicUsize` so that both can be
+//! read with a single load:
+//! - bits `0..16`: **searching** workers, those stealing from each other
+//!   after their own deque and the injector came up empty;
+//! - bits `16..`: **idle** workers, those that committed to park (see
+//!   below). This is the count `yield_if_busy()`'s fast path reads: while it
+//!   is non-zero an idle worker will pick up anything that is waiting, so
+//!   there is nothing to yield to.
+//!
+//! A worker running a task is counted in neither.
+//!
+//! ## Who changes what
+//! - A worker becomes *searching* with [`Idle::try_begin_search`] (at most
+//!   half the workers search at once, so stealing does not turn into a
+//!   stampede) and stops with [`Idle::end_search`] when it found a task. If
+//!   it was the last searcher it must call [`Idle::notify_one`]: the work
+//!   it found may be the first of several items, and nobody else is looking.
+//! - A worker that found nothing calls [`Idle::park`]. Under the `sleepers`
+//!   lock it moves itself from searching (or running) to idle and pushes its
+//!   index onto `sleepers`; then it re-checks every queue and either cancels
+//!   the park or sleeps on its [`Parker`].
+//! - Whoever makes work runnable (a push to a deque, the injector or the
+//!   yield queue) calls [`Idle::notify_one`] afterwards. If no worker is
+//!   searching and one is idle, it pops a sleeper and, still under the lock,
+//!   moves it from idle to searching and unparks it. The woken worker is
+//!   therefore already counted as searching when it runs.
+//!
+//! ## The race this closes
+//! The danger is a worker that checks the queues, finds them empty, and
+//! parks just as another thread pushes work and sees nobody to wake. Both
+//! sides issue a `SeqCst` fence between their write and their read:
+//!
+//! ```text
+//! parker:   state += IDLE (under lock)   fence   re-check queues
+//! pusher:   push to queue                fence   load state
+//! ```
+//!
+//! In the single total order of the two fences, whichever comes second sees
+//! the other side's write: either the re-check sees the pushed task (the
+//! worker cancels its park), or the pusher sees the idle worker (and wakes
+//! it). A pusher that sees a searching worker instead may skip the wake-up:
+//! that searcher has not yet parked, and when it does its own re-check comes
+//! after the push by the same argument.
+//!
+//! `cancel_park` and `notify_one` both take the sleeper out of `sleepers`
+//! under the lock, so exactly one of them succeeds. `notify_one` unparks
+//! while still holding the lock, so a worker whose cancel found itself
+//! already removed knows its notification is already set and clears it.
+
+use super::park::Parker;
+use crate::sync::{AtomicUsize, Mutex, Ordering, fence, lock};
+
+/// One idle worker in the packed state word.
+pub(crate) const IDLE_ONE: usize = 1 << 16;
+/// Mask for the searching count in the packed state word.
+const SEARCHING_MASK: usize = IDLE_ONE - 1;
+/// The largest worker count the packed state word can represent.
+pub(crate) const MAX_WORKERS: usize = SEARCHING_MASK;
+
+/// Idle and searching worker counts, the list of sleeping workers, and one
+/// [`Parker`] per worker. See the module docs for the protocol.
+pub(crate) struct Idle {
+    state: AtomicUsize,
+    sleepers: Mutex<Vec<usize>>,
+    parkers: Box<[Parker]>,
+}
+
+fn searching(state: usize) -> usize {
+    state & SEARCHING_MASK
+}
+
+fn idle(state: usize) -> usize {
+    state / IDLE_ONE
+}
+
+impl Idle {
+    pub(crate) fn new(num_workers: usize) -> Self {
+        assert!(num_workers <= MAX_WORKERS);
+        Idle {
+            state: AtomicUsize::new(0),
+            sleepers: Mutex::new(Vec::with_capacity(num_workers)),
+            parkers: (0..num_workers).map(|_| Parker::new()).collect(),
+        }
+    }
+
+    /// The packed state word, for `yield_if_busy()`'s fast path, which tests
+    /// `state >= IDLE_WORKER_UNIT` with one load.
+    #[cfg(not(loom))]
+    pub(crate) fn state_word(&self) -> &std::sync::atomic::AtomicUsize {
+        &self.state
+    }
+
+    /// Number of workers committed to parking (or parked).
+    pub(crate) fn num_idle(&self) -> usize {
+        idle(self.state.load(Ordering::Relaxed))
+    }
+
+    /// Number of workers currently stealing.
+    #[cfg(test)]
+    pub(crate) fn num_searching(&self) -> usize {
+        searching(self.state.load(Ordering::Relaxed))
+    }
+
+    /// Counts the caller as searching, unless half the workers already are.
+    pub(crate) fn try_begin_search(&self) -> bool {
+        let num_workers = self.parkers.len();
+        let state = self.state.load(Ordering::SeqCst);
+        if 2 * searching(state) >= num_workers.max(2) {
+            return false;
+        }
+        self.state.fetch_add(1, Ordering::SeqCst);
+        true
+    }
+
+    /// Stops counting the caller as searching. Returns `true` if it was the
+    /// last searcher, in which case the caller must [`notify_one`](Self::notify_one).
+    pub(crate) fn end_search(&self) -> bool {
+        let previous = self.state.fetch_sub(1, Ordering::SeqCst);
+        debug_assert!(searching(previous) > 0);
+        searching(previous) == 1
+    }
+
+    /// Puts worker `worker` to sleep unless `has_work` finds something after
+    /// it was counted idle. `was_searching` says whether the worker is
+    /// currently counted as searching.
+    ///
+    /// On return the worker is counted as **searching**, whether it slept or
+    /// cancelled: it must look for work and then call
+    /// [`end_search`](Self::end_search) or park again.
+    pub(crate) fn park(&self, worker: usize, was_searching: bool, has_work: impl Fn() -> bool) {
+        self.prepare_park(worker, was_searching);
+        // Pairs with the fence in `notify_one` (see "The race this closes").
+        fence(Ordering::SeqCst);
+        if has_work() {
+            if !self.cancel_park(worker) {
+                // A notifier claimed us first; its unpark already happened.
+                self.parkers[worker].clear();
+            }
+            return;
+        }
+        self.parkers[worker].park();
+    }
+
+    fn prepare_park(&self, worker: usize, was_searching: bool) {
+        let mut sleepers = lock(&self.sleepers);
+        let delta = IDLE_ONE - usize::from(was_searching);
+        self.state.fetch_add(delta, Ordering::SeqCst);
+        sleepers.push(worker);
+    }
+
+    /// Takes `worker` back out of the sleepers. Returns `false` if a notifier
+    /// already took it (and counted it as searching).
+    fn cancel_park(&self, worker: usize) -> bool {
+        let mut sleepers = lock(&self.sleepers);
+        let Some(position) = sleepers.iter().position(|&w| w == worker) else {
+            return false;
+        };
+        sleepers.swap_remove(position);
+        self.state.fetch_sub(IDLE_ONE - 1, Ordering::SeqCst);
+        true
+    }
+
+    /// Wakes one sleeping worker if work was just made runnable and nobody
+    /// is already searching for it. Call after every push.
+    pub(crate) fn notify_one(&self) {
+        // Pairs with the fence in `park` (see "The race this closes").
+        fence(Ordering::SeqCst);
+        let state = self.state.load(Ordering::SeqCst);
+        if searching(state) > 0 || idle(state) == 0 {
+            return;
+        }
+        let mut sleepers = lock(&self.sleepers);
+        // Another notifier may have woken a worker since our first look.
+        if searching(self.state.load(Ordering::SeqCst)) > 0 {
+            return;
+        }
+        if let Some(worker) = sleepers.pop() {
+            self.state.fetch_sub(IDLE_ONE - 1, Ordering::SeqCst);
+            self.parkers[worker].unpark();
+        }
+    }
+
+    /// Wakes every sleeping worker (shutdown). Each is counted as searching.
+    pub(crate) fn notify_all(&self) {
+        let mut sleepers = lock(&self.sleepers);
+        for worker in sleepers.drain(..) {
+            self.state.fetch_sub(IDLE_ONE - 1, Ordering::SeqCst);
+            self.parkers[worker].unpark();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_follow_the_protocol() {
+        let idle = Idle::new(4);
+        assert!(idle.try_begin_search());
+        assert!(idle.try_begin_search());
+        // At most half of four workers search at once.
+        assert!(!idle.try_begin_search());
+        assert_eq!(idle.num_searching(), 2);
+        assert!(!idle.end_search());
+        // Park with work available: cancelled, counted as searching again.
+        idle.park(0, true, || true);
+        assert_eq!((idle.num_idle(), idle.num_searching()), (0, 1));
+        assert!(idle.end_search());
+        assert_eq!(idle.state.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn notify_one_wakes_a_parked_worker() {
+        let idle = std::sync::Arc::new(Idle::new(2));
+        let sleeper = {
+            let idle = idle.clone();
+            std::thread::spawn(move || idle.park(1, false, || false))
+        };
+        while idle.num_idle() == 0 {
+            std::thread::yield_now();
+        }
+        idle.notify_one();
+        sleeper.join().unwrap();
+        assert_eq!((idle.num_idle(), idle.num_searching()), (0, 1));
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    //! Model-checks the park/wake protocol with `loom`: run with
+    //! `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`.
+    use super::*;
+    use crate::sync::{AtomicBool, Injector, injector_pop};
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// A worker parks while another thread pushes into the yield queue and
+    /// notifies: the worker must get the task (no lost task, no missed wake).
+    #[test]
+    fn park_races_with_yield_queue_push() {
+        loom::model(|| {
+            let idle = Arc::new(Idle::new(1));
+            let yield_queue = Arc::new(Injector::new());
+            let pusher = {
+                let (idle, yield_queue) = (idle.clone(), yield_queue.clone());
+                thread::spawn(move || {
+                    yield_queue.push(7);
+                    idle.notify_one();
+                })
+            };
+            let mut searching = false;
+            let got = loop {
+                if let Some(task) = injector_pop(&yield_queue) {
+                    break task;
+                }
+                idle.park(0, searching, || !yield_queue.is_empty());
+                searching = true;
+            };
+            assert_eq!(got, 7);
+            pusher.join().unwrap();
+        });
+    }
+
+    /// Two workers, one pushed task, then shutdown: whichever worker sleeps
+    /// is woken, exactly one of them runs the task, both exit.
+    #[test]
+    fn two_workers_one_task_then_shutdown() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(|| {
+            let idle = Arc::new(Idle::new(2));
+            let queue = Arc::new(Injector::new());
+            let shutdown = Arc::new(AtomicBool::new(false));
+            let ran = Arc::new(AtomicUsize::new(0));
+            let workers: Vec<_> = (0..2)
+                .map(|index| {
+                    let (idle, queue) = (idle.clone(), queue.clone());
+                    let (shutdown, ran) = (shutdown.clone(), ran.clone());
+                    thread::spawn(move || {
+                        let mut searching = false;
+                        loop {
+                            if shutdown.load(Ordering::SeqCst) {
+                                return;
+                            }
+                            if injector_pop(&queue).is_some() {
+                                if searching && idle.end_search() {
+                                    idle.notify_one();
+                                }
+                                searching = false;
+                                ran.fetch_add(1, Ordering::SeqCst);
+                                shutdown.store(true, Ordering::SeqCst);
+                                idle.notify_all();
+                                return;
+                            }
+                            idle.park(index, searching, || {
+                                !queue.is_empty() || shutdown.load(Ordering::SeqCst)
+                            });
+                            searching = true;
+                        }
+                    })
+                })
+                .collect();
+            queue.push(());
+            idle.notify_one();
+            for worker in workers {
+                worker.join().unwrap();
+            }
+            assert_eq!(ran.load(Ordering::SeqCst), 1);
+        });
+    }
+}

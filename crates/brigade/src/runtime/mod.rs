@@ -1,0 +1,420 @@
+//! The runtime: its worker threads, its handle, `block_on` and shutdown.
+
+mod blocking;
+mod builder;
+pub(crate) mod context;
+pub(crate) mod idle;
+mod park;
+mod shared;
+pub(crate) mod worker;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+pub use builder::{BuildError, Builder, WORKER_THREADS_ENV};
+pub(crate) use shared::Shared;
+
+use crate::metrics::RuntimeMetrics;
+use crate::sync::{Condvar, Mutex, lock};
+use crate::task::JoinHandle;
+use blocking::BlockingPool;
+use worker::Core;
+
+/// A brigade runtime: a pool of worker threads running async tasks, a
+/// blocking pool for `spawn_blocking`, and the yield queue behind
+/// [`yield_if_busy`](crate::yield_if_busy).
+///
+/// Dropping the runtime shuts it down: workers stop after their current
+/// poll, every unfinished task's future is dropped (its `JoinHandle`
+/// resolves as cancelled), and the call waits for the worker threads and for
+/// running `spawn_blocking` closures. Use [`shutdown_timeout`](Self::shutdown_timeout)
+/// to bound that wait.
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// let answer = rt.block_on(async {
+///     let task = brigade::spawn(async { 40 + 2 });
+///     task.await.unwrap()
+/// });
+/// assert_eq!(answer, 42);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct Runtime {
+    handle: Handle,
+    workers: Option<WorkerThreads>,
+}
+
+/// A cheap, clonable reference to a runtime, usable from any thread to
+/// spawn tasks or block on futures.
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// let handle = rt.handle();
+/// let from_thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 7 })))
+///     .join()
+///     .unwrap();
+/// assert_eq!(from_thread.unwrap(), 7);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// The runtime's worker threads and a count of how many are still running.
+struct WorkerThreads {
+    threads: Vec<thread::JoinHandle<()>>,
+    running: Arc<(Mutex<usize>, Condvar)>,
+}
+
+impl Runtime {
+    /// A runtime with the default settings (see [`Builder::new`]).
+    pub fn new() -> std::io::Result<Runtime> {
+        Ok(Builder::new().build()?)
+    }
+
+    pub(crate) fn start(builder: &Builder, num_workers: usize) -> Result<Runtime, BuildError> {
+        let locals: Vec<_> = (0..num_workers)
+            .map(|_| crossbeam_deque::Worker::new_fifo())
+            .collect();
+        let stealers = locals
+            .iter()
+            .map(crossbeam_deque::Worker::stealer)
+            .collect();
+        let blocking = BlockingPool::new(
+            builder.max_blocking_threads,
+            builder.thread_keep_alive,
+            builder.thread_name.clone(),
+            builder.thread_stack_size,
+        );
+        let shared = Arc::new(Shared::new(stealers, blocking));
+        let running = Arc::new((Mutex::new(num_workers), Condvar::new()));
+        let mut runtime = Runtime {
+            handle: Handle {
+                shared: shared.clone(),
+            },
+            workers: Some(WorkerThreads {
+                threads: Vec::with_capacity(num_workers),
+                running: running.clone(),
+            }),
+        };
+        for (index, local) in locals.into_iter().enumerate() {
+            let shared = shared.clone();
+            let exit_signal = ExitSignal(running.clone());
+            let mut thread = thread::Builder::new().name(builder.thread_name.clone());
+            if let Some(size) = builder.thread_stack_size {
+                thread = thread.stack_size(size);
+            }
+            let spawned = thread.spawn(move || {
+                let _exit = exit_signal;
+                Core::new(index, shared, local).run();
+            });
+            match spawned {
+                Ok(thread) => runtime
+                    .workers
+                    .as_mut()
+                    .map(|workers| workers.threads.push(thread)),
+                Err(error) => {
+                    // The threads not started will never signal their exit
+                    // (this one's signal was dropped with its closure).
+                    *lock(&running.0) -= num_workers - index - 1;
+                    return Err(BuildError::spawn_failed(error));
+                }
+            };
+        }
+        tracing::debug!(workers = num_workers, "runtime started");
+        Ok(runtime)
+    }
+
+    /// A handle to this runtime.
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+
+    /// Runs `future` to completion on the calling thread, while the workers
+    /// run spawned tasks. Inside it, [`spawn`](crate::spawn) spawns onto this
+    /// runtime.
+    ///
+    /// # Panics
+    /// If called from a worker thread or from inside another `block_on`
+    /// (that would block a thread that is driving async code).
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.handle.block_on(future)
+    }
+
+    /// Spawns a task on this runtime. See [`spawn`](crate::spawn).
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Runs a blocking closure on the blocking pool. See
+    /// [`spawn_blocking`](crate::spawn_blocking).
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(f)
+    }
+
+    /// This runtime's metrics.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
+    }
+
+    /// Shuts the runtime down like dropping it does, but waits at most
+    /// `timeout` for worker threads and running `spawn_blocking` closures;
+    /// threads still running then are left to finish on their own.
+    pub fn shutdown_timeout(mut self, timeout: Duration) {
+        self.shutdown(Some(Instant::now() + timeout));
+    }
+
+    fn shutdown(&mut self, deadline: Option<Instant>) {
+        let Some(workers) = self.workers.take() else {
+            return;
+        };
+        let shared = &self.handle.shared;
+        tracing::debug!("runtime shutting down");
+        shared.begin_shutdown();
+        let all_stopped = workers.wait_stopped(deadline);
+        if !all_stopped {
+            tracing::warn!(
+                "runtime shutdown timed out waiting for worker threads (a task is blocking its worker)"
+            );
+        }
+        // Tasks still queued, then tasks pending elsewhere: drop their futures.
+        shared.drain_queues();
+        shared.registry.close_and_wake_all();
+        if !shared.blocking.shutdown(deadline) {
+            tracing::warn!("runtime shutdown timed out waiting for spawn_blocking closures");
+        }
+        tracing::debug!("runtime shut down");
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown(None);
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("workers", &self.handle.shared.num_workers())
+            .finish()
+    }
+}
+
+impl WorkerThreads {
+    /// Waits for the workers to exit; `false` if the deadline passed first.
+    fn wait_stopped(self, deadline: Option<Instant>) -> bool {
+        let current = thread::current().id();
+        let (count, condvar) = &*self.running;
+        let mut running = lock(count);
+        // A runtime dropped on one of its own workers cannot wait for that one.
+        let own = usize::from(
+            self.threads
+                .iter()
+                .any(|thread| thread.thread().id() == current),
+        );
+        while *running > own {
+            let remaining = match deadline {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+                None => Duration::from_secs(3600),
+            };
+            if remaining.is_zero() {
+                return false;
+            }
+            running = match condvar.wait_timeout(running, remaining) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        drop(running);
+        for thread in self.threads {
+            if thread.thread().id() != current {
+                let _ = thread.join();
+            }
+        }
+        true
+    }
+}
+
+/// Decrements the running-worker count when a worker thread exits, however
+/// it exits.
+struct ExitSignal(Arc<(Mutex<usize>, Condvar)>);
+
+impl Drop for ExitSignal {
+    fn drop(&mut self) {
+        *lock(&self.0.0) -= 1;
+        self.0.1.notify_all();
+    }
+}
+
+impl Handle {
+    /// The handle of the runtime this thread is in.
+    ///
+    /// # Panics
+    /// Outside a runtime (not a worker, blocking-pool thread or `block_on`).
+    /// See [`try_current`](Self::try_current).
+    #[track_caller]
+    pub fn current() -> Handle {
+        context::with_current("brigade::Handle::current", Handle::clone)
+    }
+
+    /// The handle of the runtime this thread is in, if any.
+    pub fn try_current() -> Option<Handle> {
+        context::try_current()
+    }
+
+    /// Spawns a task on this runtime. See [`spawn`](crate::spawn).
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.shared.spawn(future)
+    }
+
+    /// Runs a blocking closure on the blocking pool. See
+    /// [`spawn_blocking`](crate::spawn_blocking).
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.shared.spawn_blocking(f)
+    }
+
+    /// Runs `future` to completion on the calling thread. See
+    /// [`Runtime::block_on`].
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _context = context::enter_block_on(self.clone());
+        let mut future = std::pin::pin!(future);
+        let signal = Arc::new(ThreadSignal {
+            thread: thread::current(),
+            notified: AtomicBool::new(false),
+        });
+        let waker = Waker::from(signal.clone());
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                return output;
+            }
+            while !signal.notified.swap(false, Ordering::Acquire) {
+                thread::park();
+            }
+        }
+    }
+
+    /// This runtime's metrics.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        RuntimeMetrics::new(self.shared.clone())
+    }
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("workers", &self.shared.num_workers())
+            .finish()
+    }
+}
+
+/// Wakes a thread blocked in `block_on`. `notified` is set (Release) before
+/// the unpark and consumed (Acquire) by the blocked thread, so a wake that
+/// lands between its poll and its park is not lost; `thread::park`'s own
+/// token covers the unpark-before-park case.
+struct ThreadSignal {
+    thread: Thread,
+    notified: AtomicBool,
+}
+
+impl Wake for ThreadSignal {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.notified.swap(true, Ordering::Release) {
+            self.thread.unpark();
+        }
+    }
+}
+
+/// Spawns a task on the current runtime and returns its [`JoinHandle`].
+///
+/// The task starts running on a worker at once, whether or not the handle
+/// is awaited; dropping the handle detaches it.
+///
+/// # Panics
+/// Outside a runtime context (a task, `Runtime::block_on`, or a
+/// `spawn_blocking` closure). Use [`Handle::spawn`] from other threads.
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// let total = rt.block_on(async {
+///     let tasks: Vec<_> = (1..=10u64).map(|n| brigade::spawn(async move { n * n })).collect();
+///     let mut total = 0;
+///     for task in tasks {
+///         total += task.await.unwrap();
+///     }
+///     total
+/// });
+/// assert_eq!(total, 385);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[track_caller]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    context::with_current("brigade::spawn", |handle| handle.spawn(future))
+}
+
+/// Runs a blocking closure on the current runtime's blocking pool, so it
+/// never occupies a worker, and returns its [`JoinHandle`].
+///
+/// # Panics
+/// Outside a runtime context, like [`spawn`].
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// let contents = rt.block_on(async {
+///     brigade::spawn_blocking(|| std::fs::read_to_string("Cargo.toml")).await
+/// });
+/// assert!(contents.unwrap().is_ok());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[track_caller]
+pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    context::with_current("brigade::spawn_blocking", |handle| handle.spawn_blocking(f))
+}

@@ -1,0 +1,178 @@
+//! The state every worker, handle and task of one runtime shares, and the
+//! two operations at the centre of the scheduler: spawning a task and
+//! scheduling a woken one.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_task::{ScheduleInfo, WithInfo};
+use crossbeam_deque::Stealer;
+
+use super::blocking::BlockingPool;
+use super::context;
+use super::idle::Idle;
+use crate::metrics::MetricsCells;
+use crate::sync::{AtomicBool, Injector, Ordering, injector_pop};
+use crate::task::harness::Harness;
+use crate::task::registry::Registry;
+use crate::task::{JoinHandle, Runnable, TaskMeta};
+use crate::yield_queue::YieldQueue;
+
+/// Shared state of one runtime.
+///
+/// ## Shutdown protocol
+/// `shutdown` is set once (`SeqCst`), then every sleeping worker is woken.
+/// A push into the injector or the yield queue is followed (after the
+/// `SeqCst` fence in `notify_one`) by a `SeqCst` load of `shutdown`; if it is
+/// set, the pusher drains the queue itself. The shutting-down thread drains
+/// both queues after setting the flag. Whichever of the two comes second in
+/// the fence order sees the other's write, so no task is left behind in a
+/// queue that nobody will drain.
+pub(crate) struct Shared {
+    pub(crate) injector: Injector<Runnable>,
+    pub(crate) stealers: Box<[Stealer<Runnable>]>,
+    pub(crate) yield_queue: YieldQueue,
+    pub(crate) idle: Idle,
+    pub(crate) registry: Registry,
+    pub(crate) blocking: BlockingPool,
+    pub(crate) metrics: MetricsCells,
+    shutdown: AtomicBool,
+    /// Time zero for `clock_nanos`.
+    start: Instant,
+}
+
+impl Shared {
+    pub(crate) fn new(stealers: Box<[Stealer<Runnable>]>, blocking: BlockingPool) -> Self {
+        let num_workers = stealers.len();
+        Shared {
+            injector: Injector::new(),
+            yield_queue: YieldQueue::new(),
+            idle: Idle::new(num_workers),
+            registry: Registry::new(num_workers),
+            metrics: MetricsCells::new(num_workers),
+            stealers,
+            blocking,
+            shutdown: AtomicBool::new(false),
+            start: Instant::now(),
+        }
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    /// Nanoseconds since the runtime started (monotonic).
+    pub(crate) fn clock_nanos(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    /// Spawns `future` as a task of this runtime.
+    pub(crate) fn spawn<F>(self: &Arc<Self>, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let id = TaskMeta::next_id();
+        let (runnable, task) = self.registry.register(id, |registry_key| {
+            let schedule = {
+                let shared = self.clone();
+                move |runnable, info| shared.schedule(runnable, info)
+            };
+            async_task::Builder::new()
+                .metadata(TaskMeta::new(self, registry_key, id))
+                .spawn(move |meta| Harness::new(future, meta), WithInfo(schedule))
+        });
+        self.metrics.count_spawn();
+        if runnable.metadata().registry_key().is_some() {
+            runnable.schedule();
+        } else {
+            // Spawned after shutdown began: cancel at once.
+            drop(runnable);
+        }
+        JoinHandle::new(task)
+    }
+
+    /// Runs `f` on the blocking pool.
+    pub(crate) fn spawn_blocking<F, R>(self: &Arc<Self>, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let id = TaskMeta::next_id();
+        let schedule = {
+            let shared = self.clone();
+            move |runnable| shared.blocking.push(&shared, runnable)
+        };
+        let (runnable, task) = async_task::Builder::new()
+            .metadata(TaskMeta::new(self, None, id))
+            .spawn(move |meta| Harness::new(async move { f() }, meta), schedule);
+        runnable.schedule();
+        JoinHandle::new(task)
+    }
+
+    /// The schedule hook of every (non-blocking) task: where a woken task
+    /// goes. On one of this runtime's workers: that worker's deque, or the
+    /// yield queue if the task asked for it during the poll that just ended.
+    /// Anywhere else: the injector.
+    pub(crate) fn schedule(&self, runnable: Runnable, info: ScheduleInfo) {
+        if self.is_shutdown() {
+            drop(runnable);
+            return;
+        }
+        let to_shared_queue = context::with_current_worker(|core| match core {
+            Some(core) if std::ptr::eq(&**core.shared(), self) => {
+                if info.woken_while_running && runnable.metadata().take_yield_request() {
+                    self.yield_queue.push(runnable);
+                    true
+                } else {
+                    core.push_local(runnable);
+                    false
+                }
+            }
+            _ => {
+                self.injector.push(runnable);
+                true
+            }
+        });
+        self.idle.notify_one();
+        if to_shared_queue && self.shutdown.load(Ordering::SeqCst) {
+            self.drain_queues();
+        }
+    }
+
+    /// Whether any queue a worker takes from holds a task.
+    pub(crate) fn has_waiting_work(&self) -> bool {
+        !self.injector.is_empty()
+            || !self.yield_queue.is_empty()
+            || self.stealers.iter().any(|stealer| !stealer.is_empty())
+    }
+
+    /// Whether any worker's deque other than `me`'s holds a task.
+    pub(crate) fn others_have_work(&self, me: usize) -> bool {
+        self.stealers
+            .iter()
+            .enumerate()
+            .any(|(index, stealer)| index != me && !stealer.is_empty())
+    }
+
+    /// Sets the shutdown flag and wakes every worker.
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+        self.idle.notify_all();
+    }
+
+    /// Drops every task in the shared queues.
+    pub(crate) fn drain_queues(&self) {
+        while let Some(runnable) = injector_pop(&self.injector) {
+            drop(runnable);
+        }
+        while let Some(runnable) = self.yield_queue.pop() {
+            drop(runnable);
+        }
+    }
+}

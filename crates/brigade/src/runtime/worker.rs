@@ -1,0 +1,249 @@
+//! A worker thread: its run loop and where it looks for work.
+//!
+//! ## Where a worker looks, in order ([`Core::next_task`])
+//! 1. Every [`GLOBAL_QUEUE_INTERVAL`] ticks, the injector first, so tasks
+//!    spawned from outside are never starved by a worker whose deque keeps
+//!    refilling itself.
+//! 2. Its own FIFO deque.
+//! 3. The injector (taking a batch into the own deque).
+//! 4. Stealing half of a random victim's deque (only while counted as
+//!    searching; see `idle.rs`).
+//! 5. The yield queue: tasks that stepped aside in `yield_if_busy()` run
+//!    when, and only when, nothing else is waiting.
+//! 6. Otherwise it parks (`Idle::park`), which re-checks every queue,
+//!    the yield queue included, after counting itself idle.
+//!
+//! A task woken on a worker goes to that worker's deque (see
+//! `Shared::schedule`); the deque is FIFO, so a self-wake (`yield_now`)
+//! goes to the back.
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crossbeam_deque::{Steal, Worker};
+
+use super::{Handle, Shared, context};
+use crate::coop::EpochGate;
+use crate::task::{Runnable, TaskMeta};
+
+/// How many ticks (tasks taken) between two forced looks at the injector.
+///
+/// 61, as in tokio: it bounds how long an injected task can wait behind a
+/// self-refilling local deque to 61 polls, costs one failed injector check
+/// per 61 polls when there is nothing to find, and, being prime, does not
+/// fall into step with other periodic work in the loop.
+pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = 61;
+
+/// The state of one worker, owned by its thread's run loop and reachable
+/// through `context::with_current_worker` while the loop runs. Everything
+/// mutable is in a `Cell`: only this thread touches it.
+pub(crate) struct Core {
+    index: usize,
+    shared: Arc<Shared>,
+    local: Worker<Runnable>,
+    tick: Cell<u32>,
+    /// Whether this worker is counted as searching in `Idle`.
+    searching: Cell<bool>,
+    /// xorshift64 state for picking steal victims.
+    rng: Cell<u64>,
+    /// The header of the task being polled, if any.
+    current_task: Cell<Option<NonNull<TaskMeta>>>,
+    /// `yield_if_busy()`'s clock amortisation.
+    pub(crate) epoch_gate: EpochGate,
+}
+
+impl Core {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>, local: Worker<Runnable>) -> Self {
+        Core {
+            index,
+            shared,
+            local,
+            tick: Cell::new(0),
+            searching: Cell::new(false),
+            rng: Cell::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+            ),
+            current_task: Cell::new(None),
+            epoch_gate: EpochGate::new(),
+        }
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn handle(&self) -> Handle {
+        Handle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The header of the task being polled on this worker.
+    pub(crate) fn current_task(&self) -> Option<&TaskMeta> {
+        // SAFETY: set by `run_task` from the `Runnable` it is running and
+        // cleared before `run` returns; the task allocation (and so its
+        // header) is alive while it runs.
+        self.current_task.get().map(|meta| unsafe { meta.as_ref() })
+    }
+
+    pub(crate) fn local_is_empty(&self) -> bool {
+        self.local.is_empty()
+    }
+
+    /// Pushes a task onto the back of this worker's deque.
+    pub(crate) fn push_local(&self, runnable: Runnable) {
+        self.local.push(runnable);
+    }
+
+    /// The worker thread's body.
+    pub(crate) fn run(self) {
+        let context = context::enter_worker(&self);
+        tracing::debug!(worker = self.index, "worker started");
+        while !self.shared.is_shutdown() {
+            match self.next_task() {
+                Some(runnable) => {
+                    self.stop_searching();
+                    self.run_task(runnable);
+                }
+                None => self.park(),
+            }
+        }
+        // Leave the context first, so tasks woken while the local deque is
+        // dropped go through the injector, where shutdown drops them.
+        drop(context);
+        while let Some(runnable) = self.local.pop() {
+            drop(runnable);
+        }
+        if self.searching.get() {
+            self.shared.idle.end_search();
+        }
+        tracing::debug!(worker = self.index, "worker stopped");
+    }
+
+    fn next_task(&self) -> Option<Runnable> {
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick % GLOBAL_QUEUE_INTERVAL == 0
+            && let Some(runnable) = self.take_from_injector()
+        {
+            return Some(runnable);
+        }
+        if let Some(runnable) = self.local.pop() {
+            return Some(runnable);
+        }
+        if let Some(runnable) = self.take_from_injector() {
+            return Some(runnable);
+        }
+        if let Some(runnable) = self.steal() {
+            return Some(runnable);
+        }
+        // Only a worker that just searched everywhere (rather than one that
+        // was throttled out of searching) may resume yielded work.
+        if self.searching.get() {
+            return self.shared.yield_queue.pop();
+        }
+        None
+    }
+
+    fn take_from_injector(&self) -> Option<Runnable> {
+        loop {
+            match self.shared.injector.steal_batch_and_pop(&self.local) {
+                Steal::Success(runnable) => return Some(runnable),
+                Steal::Empty => return None,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+    }
+
+    fn steal(&self) -> Option<Runnable> {
+        if !self.searching.get() {
+            if !self.shared.idle.try_begin_search() {
+                return None;
+            }
+            self.searching.set(true);
+        }
+        let stealers = &self.shared.stealers;
+        let start = self.next_random() as usize % stealers.len();
+        loop {
+            let mut retry = false;
+            for offset in 0..stealers.len() {
+                let victim = (start + offset) % stealers.len();
+                if victim == self.index {
+                    continue;
+                }
+                match stealers[victim].steal_batch_and_pop(&self.local) {
+                    Steal::Success(runnable) => {
+                        self.shared.metrics.worker(self.index).count_steal();
+                        return Some(runnable);
+                    }
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            // Work may have been injected while we were looking.
+            match self.shared.injector.steal_batch_and_pop(&self.local) {
+                Steal::Success(runnable) => return Some(runnable),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn next_random(&self) -> u64 {
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        x
+    }
+
+    /// Called when a task was found: a searching worker stops searching and,
+    /// if it was the last searcher, wakes another (see `idle.rs`).
+    fn stop_searching(&self) {
+        if self.searching.replace(false) && self.shared.idle.end_search() {
+            self.shared.idle.notify_one();
+        }
+    }
+
+    fn run_task(&self, runnable: Runnable) {
+        let meta = runnable.metadata();
+        if meta.is_cancelled() {
+            // Dropping the runnable drops the future; the JoinHandle then
+            // resolves as cancelled.
+            drop(runnable);
+            return;
+        }
+        self.current_task.set(Some(NonNull::from(meta)));
+        self.shared.metrics.worker(self.index).count_poll();
+        // The harness already catches panics from `poll`; this catches the
+        // rarer panic from a future's destructor, so the worker survives.
+        if catch_unwind(AssertUnwindSafe(|| runnable.run())).is_err() {
+            tracing::error!(
+                worker = self.index,
+                "a task's destructor panicked; the panic was dropped"
+            );
+        }
+        self.current_task.set(None);
+    }
+
+    fn park(&self) {
+        let shared = &self.shared;
+        shared.metrics.worker(self.index).count_park();
+        tracing::debug!(worker = self.index, "worker parking");
+        shared.idle.park(self.index, self.searching.get(), || {
+            shared.has_waiting_work() || shared.is_shutdown()
+        });
+        self.searching.set(true);
+        tracing::debug!(worker = self.index, "worker unparked");
+    }
+}

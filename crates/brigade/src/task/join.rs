@@ -1,0 +1,214 @@
+//! `JoinHandle` and `JoinError`.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::ptr::NonNull;
+use std::task::{Context, Poll};
+
+use async_task::FallibleTask;
+
+use super::{Panic, TaskMeta};
+
+/// An owned permission to await a spawned task's output, or to abort it.
+///
+/// Awaiting it yields `Ok(output)` once the task finishes, or a
+/// [`JoinError`] if the task panicked or was cancelled (by
+/// [`abort`](Self::abort) or by the runtime shutting down). Dropping the
+/// handle *detaches* the task: it keeps running and its output is dropped.
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// let handle = rt.spawn(async { 6 * 7 });
+/// assert_eq!(rt.block_on(handle).unwrap(), 42);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct JoinHandle<T> {
+    /// `None` only while being dropped.
+    task: Option<FallibleTask<Result<T, Panic>, TaskMeta>>,
+    /// The task's header. Valid while `task` is held: the `FallibleTask`
+    /// keeps the allocation the header lives in.
+    meta: NonNull<TaskMeta>,
+}
+
+// SAFETY: the `FallibleTask` is `Send` when `T: Send`, and `meta` is only
+// turned into a `&TaskMeta` (`TaskMeta` is `Sync`).
+unsafe impl<T: Send> Send for JoinHandle<T> {}
+// SAFETY: no `&self` method touches the output; `abort` and `is_finished`
+// only use the header's atomics and `async-task`'s thread-safe state.
+unsafe impl<T: Send> Sync for JoinHandle<T> {}
+
+impl<T> Unpin for JoinHandle<T> {}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn new(task: async_task::Task<Result<T, Panic>, TaskMeta>) -> Self {
+        let meta = NonNull::from(task.metadata());
+        JoinHandle {
+            task: Some(task.fallible()),
+            meta,
+        }
+    }
+
+    fn meta(&self) -> &TaskMeta {
+        // SAFETY: see the `meta` field.
+        unsafe { self.meta.as_ref() }
+    }
+
+    /// Cancels the task. If it is waiting, its future is dropped the next
+    /// time a worker picks it up (it is woken for that); if it is running,
+    /// after the current poll. Awaiting the handle then yields a
+    /// [`JoinError`] for which [`is_cancelled`](JoinError::is_cancelled) is
+    /// true, unless the task had already finished.
+    ///
+    /// A `spawn_blocking` closure that has already started cannot be
+    /// cancelled; one still queued is dropped without running.
+    pub fn abort(&self) {
+        let meta = self.meta();
+        meta.cancel();
+        if let Some(key) = meta.registry_key() {
+            meta.shared().registry.wake(key, meta.id());
+        }
+    }
+
+    /// Returns `true` once the task has finished (completed, panicked or
+    /// been cancelled).
+    pub fn is_finished(&self) -> bool {
+        self.task.as_ref().is_none_or(FallibleTask::is_finished)
+    }
+}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let id = self.meta().id();
+        let task = self.task.as_mut().expect("JoinHandle polled after drop");
+        Pin::new(task).poll(cx).map(|outcome| match outcome {
+            Some(Ok(output)) => Ok(output),
+            Some(Err(payload)) => Err(JoinError::panic(id, payload)),
+            None => Err(JoinError::cancelled(id)),
+        })
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.detach();
+        }
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("id", &self.meta().id())
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+/// Why a task did not produce its output.
+pub struct JoinError {
+    task_id: u64,
+    repr: Repr,
+}
+
+enum Repr {
+    Cancelled,
+    /// The payload, and its message when it was a string (read at
+    /// construction so `Display` never touches the payload).
+    Panic(SyncPanic, Option<String>),
+}
+
+/// A panic payload that is only ever moved, never shared, so the error that
+/// carries it can be `Sync` (as `io::Error` requires).
+struct SyncPanic(Panic);
+
+// SAFETY: no `&self` path reads the payload: it is only moved out by value
+// (`try_into_panic`), so sharing a `&SyncPanic` across threads shares nothing.
+unsafe impl Sync for SyncPanic {}
+
+impl JoinError {
+    fn cancelled(task_id: u64) -> Self {
+        JoinError {
+            task_id,
+            repr: Repr::Cancelled,
+        }
+    }
+
+    fn panic(task_id: u64, payload: Panic) -> Self {
+        let message = payload
+            .downcast_ref::<&'static str>()
+            .map(|message| message.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
+        JoinError {
+            task_id,
+            repr: Repr::Panic(SyncPanic(payload), message),
+        }
+    }
+
+    /// The task was cancelled: aborted, or dropped by runtime shutdown.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled)
+    }
+
+    /// The task panicked.
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic(..))
+    }
+
+    /// The panic payload, for `std::panic::resume_unwind`.
+    ///
+    /// # Panics
+    /// Panics if the error is not a panic; see [`try_into_panic`](Self::try_into_panic).
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic()
+            .expect("JoinError::into_panic called on a cancelled task; check is_panic() first")
+    }
+
+    /// The panic payload, or `Err(self)` if the task was cancelled.
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic(payload, _) => Ok(payload.0),
+            Repr::Cancelled => Err(self),
+        }
+    }
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => write!(f, "task {} was cancelled", self.task_id),
+            Repr::Panic(_, message) => match message {
+                Some(message) => {
+                    write!(f, "task {} panicked with message {message:?}", self.task_id)
+                }
+                None => write!(f, "task {} panicked", self.task_id),
+            },
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => write!(f, "JoinError::Cancelled({})", self.task_id),
+            Repr::Panic(_, message) => match message {
+                Some(message) => write!(f, "JoinError::Panic({}, {message:?})", self.task_id),
+                None => write!(f, "JoinError::Panic({}, ..)", self.task_id),
+            },
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+impl From<JoinError> for std::io::Error {
+    fn from(error: JoinError) -> Self {
+        std::io::Error::other(error)
+    }
+}

@@ -1,0 +1,127 @@
+//! Tasks: the per-task scheduler state, spawning, and the handles users get.
+//!
+//! A task is an `async-task` allocation holding the future (wrapped in a
+//! [`Harness`](harness::Harness) that catches panics), a schedule closure that
+//! owns an `Arc` of the runtime's shared state, and a [`TaskMeta`] header
+//! with the per-task flags the scheduler needs.
+
+pub(crate) mod harness;
+mod join;
+pub(crate) mod registry;
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+
+pub use join::{JoinError, JoinHandle};
+
+use crate::runtime::Shared;
+use crate::sync::{AtomicBool, Ordering};
+
+/// The `Runnable` type every scheduler queue holds.
+pub(crate) type Runnable = async_task::Runnable<TaskMeta>;
+
+/// A payload captured from a panicking task.
+pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
+
+/// Scheduler state stored in each task's header (`async-task` metadata).
+///
+/// The header lives in the task allocation, next to the future and the
+/// schedule closure. `async-task` drops the future first and frees the
+/// allocation (dropping header and closure) only once the `Runnable`, the
+/// `JoinHandle` and every waker are gone.
+pub(crate) struct TaskMeta {
+    /// Unique, never reused id.
+    id: u64,
+    /// The runtime this task belongs to. Points into the `Arc<Shared>` owned
+    /// by this task's schedule closure, which lives in the same allocation
+    /// and outlives both the future and every handle to the task.
+    shared: NonNull<Shared>,
+    /// Slot in the runtime's [`registry`], or `None` (blocking tasks and
+    /// tasks spawned after shutdown).
+    registry_key: Option<usize>,
+    /// Set by `JoinHandle::abort`; a worker that pops a cancelled task drops
+    /// it instead of polling it. Release/Acquire: the flag is the only data.
+    cancelled: AtomicBool,
+    /// Set by `yield_if_busy` during a poll of this task to route the
+    /// self-wake that follows into the yield queue. Only the thread polling
+    /// the task touches it (the wake is delivered right after the poll, on
+    /// the same thread), so `Relaxed` is enough.
+    yield_request: AtomicBool,
+    /// The yield sentinel: the last slow-path visit of `yield_if_busy` moved
+    /// this task to the back of its worker's deque. Same thread only.
+    moved_to_back: AtomicBool,
+}
+
+// SAFETY: `shared` is only ever turned into a `&Shared`, and `Shared` is
+// `Sync`; the pointer stays valid for as long as the header exists (see the
+// field's comment). Every other field is already `Send + Sync`.
+unsafe impl Send for TaskMeta {}
+// SAFETY: as above.
+unsafe impl Sync for TaskMeta {}
+
+/// Hands out task ids. A statistics-style counter: no protocol reads it, so
+/// it uses `std` directly.
+static NEXT_TASK_ID: AtomicU64 = AtomicU64::new(1);
+
+impl TaskMeta {
+    pub(crate) fn new(
+        shared: &std::sync::Arc<Shared>,
+        registry_key: Option<usize>,
+        id: u64,
+    ) -> Self {
+        TaskMeta {
+            id,
+            shared: NonNull::from(&**shared),
+            registry_key,
+            cancelled: AtomicBool::new(false),
+            yield_request: AtomicBool::new(false),
+            moved_to_back: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn next_id() -> u64 {
+        NEXT_TASK_ID.fetch_add(1, StdOrdering::Relaxed)
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        // SAFETY: see the `shared` field: the `Arc<Shared>` it points into is
+        // owned by the schedule closure in the same allocation as `self`.
+        unsafe { self.shared.as_ref() }
+    }
+
+    pub(crate) fn registry_key(&self) -> Option<usize> {
+        self.registry_key
+    }
+
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Asks for this task's next self-wake to go to the yield queue.
+    pub(crate) fn request_yield_queue(&self) {
+        self.yield_request.store(true, Ordering::Relaxed);
+    }
+
+    /// Consumes a yield-queue request, if any.
+    pub(crate) fn take_yield_request(&self) -> bool {
+        self.yield_request.load(Ordering::Relaxed)
+            && self.yield_request.swap(false, Ordering::Relaxed)
+    }
+
+    /// Reads and updates the yield sentinel.
+    pub(crate) fn replace_moved_to_back(&self, value: bool) -> bool {
+        let previous = self.moved_to_back.load(Ordering::Relaxed);
+        if previous != value {
+            self.moved_to_back.store(value, Ordering::Relaxed);
+        }
+        previous
+    }
+}

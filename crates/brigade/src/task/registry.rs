@@ -1,0 +1,134 @@
+//! Every live task of a runtime, so shutdown can reach the ones that sit in
+//! no queue (pending on a channel, a timer, or nothing at all) and drop
+//! their futures, and so `JoinHandle::abort` can wake a pending task.
+//!
+//! ## Protocol
+//! The registry holds one `Waker` per live task, in a slab sharded by task
+//! id to keep spawns on different threads off each other's locks.
+//! - Spawn inserts the waker under the shard lock, unless the shard is
+//!   closed, in which case the task is cancelled at once.
+//! - The task's harness removes the entry when the future is dropped. The
+//!   entry's id is checked so a reused slot is never removed by mistake.
+//! - Shutdown closes every shard and collects clones of all wakers under the
+//!   locks, then wakes them with no lock held: each wake reschedules its
+//!   task into a runtime that is shutting down, which drops the `Runnable`
+//!   and with it the future (whose harness then removes the entry).
+
+use std::task::Waker;
+
+use crossbeam_utils::CachePadded;
+use slab::Slab;
+
+use super::Runnable;
+use crate::sync::{Mutex, lock};
+
+struct Shard {
+    tasks: Slab<(u64, Waker)>,
+    closed: bool,
+}
+
+/// The live tasks of one runtime.
+pub(crate) struct Registry {
+    shards: Box<[CachePadded<Mutex<Shard>>]>,
+    shard_mask: usize,
+}
+
+/// Bits of a registry key that hold the slot inside a shard; the rest hold
+/// the shard index.
+const SLOT_BITS: u32 = usize::BITS - 16;
+
+impl Registry {
+    /// A registry with enough shards that `num_workers` spawning threads
+    /// rarely meet on one lock.
+    pub(crate) fn new(num_workers: usize) -> Self {
+        let num_shards = (num_workers * 4).next_power_of_two().min(1 << 12);
+        Registry {
+            shards: (0..num_shards)
+                .map(|_| {
+                    CachePadded::new(Mutex::new(Shard {
+                        tasks: Slab::new(),
+                        closed: false,
+                    }))
+                })
+                .collect(),
+            shard_mask: num_shards - 1,
+        }
+    }
+
+    /// Creates a task with `make` (passing it the registry key it will have)
+    /// and registers it. If the registry is closed, `make` gets `None` and
+    /// the task is not registered.
+    pub(crate) fn register<T>(
+        &self,
+        id: u64,
+        make: impl FnOnce(Option<usize>) -> (Runnable, T),
+    ) -> (Runnable, T) {
+        let shard_index = (id as usize) & self.shard_mask;
+        let mut shard = lock(&self.shards[shard_index]);
+        if shard.closed {
+            drop(shard);
+            return make(None);
+        }
+        let entry = shard.tasks.vacant_entry();
+        let slot = entry.key();
+        assert!(
+            slot < 1 << SLOT_BITS,
+            "too many live tasks in one registry shard"
+        );
+        let (runnable, task) = make(Some((shard_index << SLOT_BITS) | slot));
+        entry.insert((id, runnable.waker()));
+        (runnable, task)
+    }
+
+    /// Removes the entry `key` if it still belongs to task `id`.
+    pub(crate) fn remove(&self, key: usize, id: u64) {
+        let waker = {
+            let mut shard = lock(&self.shards[key >> SLOT_BITS]);
+            let slot = key & ((1 << SLOT_BITS) - 1);
+            match shard.tasks.get(slot) {
+                Some((entry_id, _)) if *entry_id == id => Some(shard.tasks.remove(slot).1),
+                _ => None,
+            }
+        };
+        // Dropped outside the lock: dropping a waker can run task code paths.
+        drop(waker);
+    }
+
+    /// Wakes the task at `key` if it is still task `id`.
+    pub(crate) fn wake(&self, key: usize, id: u64) {
+        let waker = {
+            let shard = lock(&self.shards[key >> SLOT_BITS]);
+            match shard.tasks.get(key & ((1 << SLOT_BITS) - 1)) {
+                Some((entry_id, waker)) if *entry_id == id => Some(waker.clone()),
+                _ => None,
+            }
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Closes the registry to new tasks and wakes every live one.
+    pub(crate) fn close_and_wake_all(&self) {
+        for shard in self.shards.iter() {
+            let wakers: Vec<Waker> = {
+                let mut shard = lock(shard);
+                shard.closed = true;
+                shard
+                    .tasks
+                    .iter()
+                    .map(|(_, (_, waker))| waker.clone())
+                    .collect()
+            };
+            wakers.into_iter().for_each(Waker::wake);
+        }
+    }
+
+    /// Number of live tasks.
+    pub(crate) fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| lock(shard).tasks.len())
+            .sum()
+    }
+}
