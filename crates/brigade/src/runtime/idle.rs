@@ -291,7 +291,6 @@ mod loom_models {
                                 if searching && idle.end_search() {
                                     idle.notify_one();
                                 }
-                                searching = false;
                                 ran.fetch_add(1, Ordering::SeqCst);
                                 shutdown.store(true, Ordering::SeqCst);
                                 idle.notify_all();
