@@ -14,9 +14,11 @@
 //!      bouncing off each other, so park in the yield queue instead;
 //!    - the injector holds a task: park in the yield queue.
 //! 3. **Expensive checks, amortised by time**: at most once per epoch of
-//!    2^18 ns (≈ 0.26 ms) per worker, look at every other worker's deque and
-//!    park in the yield queue if any holds a task. Even the clock read is
-//!    amortised ([`EpochGate`]).
+//!    2^18 ns (≈ 0.26 ms) per worker, poll I/O and timers without blocking
+//!    (tasks that poll wakes land in this worker's deque: move to the back
+//!    of it), then look at every other worker's deque (park in the yield
+//!    queue if any holds a task). Even the clock read is amortised
+//!    ([`EpochGate`]).
 //!
 //! Parking in the yield queue means: flag the task so that its self-wake is
 //! routed to the yield queue (`Shared::schedule`), wake it, return
@@ -177,8 +179,13 @@ fn decide(core: &Core, moved_to_back_last_time: bool) -> Decision {
     if !shared.injector.is_empty() {
         return Decision::ParkInYieldQueue;
     }
-    if core.epoch_gate.should_scan(|| shared.clock_nanos()) && shared.others_have_work(core.index())
-    {
+    if !core.epoch_gate.should_scan(|| shared.clock_nanos()) {
+        return Decision::Continue;
+    }
+    if shared.driver.poll_nonblocking() > 0 && !core.local_is_empty() {
+        return Decision::MoveToBack;
+    }
+    if !shared.injector.is_empty() || shared.others_have_work(core.index()) {
         return Decision::ParkInYieldQueue;
     }
     Decision::Continue

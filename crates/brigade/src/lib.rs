@@ -53,11 +53,17 @@ mod sync;
 #[cfg(not(loom))]
 mod coop;
 #[cfg(not(loom))]
+mod io;
+#[cfg(not(loom))]
 mod metrics;
+#[cfg(not(loom))]
+pub mod net;
 #[cfg(not(loom))]
 mod runtime;
 #[cfg(not(loom))]
 mod task;
+#[cfg(not(loom))]
+pub mod time;
 #[cfg(not(loom))]
 mod yield_queue;
 

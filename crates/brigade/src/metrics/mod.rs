@@ -163,6 +163,11 @@ impl RuntimeMetrics {
         self.shared.metrics.sum(|worker| &worker.parks)
     }
 
+    /// Timers (sleeps, timeouts, intervals) registered right now.
+    pub fn num_timers(&self) -> usize {
+        self.shared.driver.time.len()
+    }
+
     /// Threads in the blocking pool right now.
     pub fn num_blocking_threads(&self) -> usize {
         self.shared.blocking.num_threads()

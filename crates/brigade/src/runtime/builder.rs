@@ -29,6 +29,7 @@ pub struct Builder {
     pub(crate) thread_name: String,
     pub(crate) thread_stack_size: Option<usize>,
     pub(crate) thread_keep_alive: Duration,
+    pub(crate) driver_thread: bool,
 }
 
 impl Default for Builder {
@@ -48,6 +49,7 @@ impl Builder {
             thread_name: "brigade-worker".to_owned(),
             thread_stack_size: None,
             thread_keep_alive: Duration::from_secs(10),
+            driver_thread: true,
         }
     }
 
@@ -85,6 +87,20 @@ impl Builder {
     /// exits. Must be non-zero. Default: 10 s.
     pub fn thread_keep_alive(&mut self, duration: Duration) -> &mut Self {
         self.thread_keep_alive = duration;
+        self
+    }
+
+    /// Whether to run a fallback driver thread. Default: `true`.
+    ///
+    /// When every worker is busy, nobody blocks in the I/O poll: readiness
+    /// and timers are then noticed only when a worker polls without blocking
+    /// (every 61 ticks, and once per ≈ 0.26 ms epoch in `yield_if_busy()`).
+    /// The fallback thread waits on the poll whenever no worker is parked in
+    /// it, so a request that arrives during saturation is noticed at once and
+    /// waits at most one unit of background work. It costs one mostly-asleep
+    /// thread. Turn it off to measure the pure epoch-polling design.
+    pub fn driver_thread(&mut self, enabled: bool) -> &mut Self {
+        self.driver_thread = enabled;
         self
     }
 
@@ -169,6 +185,13 @@ impl BuildError {
         BuildError {
             message,
             source: None,
+        }
+    }
+
+    pub(crate) fn driver_failed(error: std::io::Error) -> Self {
+        BuildError {
+            message: format!("could not create the I/O driver: {error}"),
+            source: Some(error),
         }
     }
 

@@ -21,8 +21,10 @@
 //!   it found may be the first of several items, and nobody else is looking.
 //! - A worker that found nothing calls [`Idle::park`]. Under the `sleepers`
 //!   lock it moves itself from searching (or running) to idle and pushes its
-//!   index onto `sleepers`; then it re-checks every queue and either cancels
-//!   the park or sleeps on its [`Parker`].
+//!   index onto `sleepers`; then it re-checks every queue and, if they are
+//!   all empty, sleeps (on its [`Parker`], or inside the driver's poll). When
+//!   it wakes, for whatever reason, it takes itself back out of `sleepers`
+//!   (moving idle to searching) unless a notifier already did.
 //! - Whoever makes work runnable (a push to a deque, the injector or the
 //!   yield queue) calls [`Idle::notify_one`] afterwards. If no worker is
 //!   searching and one is idle, it pops a sleeper and, still under the lock,
@@ -50,6 +52,9 @@
 //! under the lock, so exactly one of them succeeds. `notify_one` unparks
 //! while still holding the lock, so a worker whose cancel found itself
 //! already removed knows its notification is already set and clears it.
+//! Because every wake-up goes through `cancel_park`, a sleep that ends
+//! without a notification (a driver park woken by I/O or a timer) keeps the
+//! counts right.
 
 use super::park::Parker;
 use crate::sync::{AtomicUsize, Mutex, Ordering, fence, lock};
@@ -67,6 +72,8 @@ pub(crate) struct Idle {
     state: AtomicUsize,
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[Parker]>,
+    /// Interrupts the driver's poll, for a worker parked inside it.
+    wake_driver: Box<dyn Fn() + Send + Sync>,
 }
 
 fn searching(state: usize) -> usize {
@@ -78,12 +85,13 @@ fn idle(state: usize) -> usize {
 }
 
 impl Idle {
-    pub(crate) fn new(num_workers: usize) -> Self {
+    pub(crate) fn new(num_workers: usize, wake_driver: Box<dyn Fn() + Send + Sync>) -> Self {
         assert!(num_workers <= MAX_WORKERS);
         Idle {
             state: AtomicUsize::new(0),
             sleepers: Mutex::new(Vec::with_capacity(num_workers)),
             parkers: (0..num_workers).map(|_| Parker::new()).collect(),
+            wake_driver,
         }
     }
 
@@ -124,25 +132,31 @@ impl Idle {
         searching(previous) == 1
     }
 
-    /// Puts worker `worker` to sleep unless `has_work` finds something after
-    /// it was counted idle. `was_searching` says whether the worker is
-    /// currently counted as searching.
+    /// Puts worker `worker` to sleep with `sleep` unless `has_work` finds
+    /// something after it was counted idle. `was_searching` says whether the
+    /// worker is currently counted as searching. `sleep` may return early
+    /// (spuriously).
     ///
     /// On return the worker is counted as **searching**, whether it slept or
-    /// cancelled: it must look for work and then call
+    /// not: it must look for work and then call
     /// [`end_search`](Self::end_search) or park again.
-    pub(crate) fn park(&self, worker: usize, was_searching: bool, has_work: impl Fn() -> bool) {
+    pub(crate) fn park(
+        &self,
+        worker: usize,
+        was_searching: bool,
+        has_work: impl Fn() -> bool,
+        sleep: impl FnOnce(&Parker),
+    ) {
         self.prepare_park(worker, was_searching);
         // Pairs with the fence in `notify_one` (see "The race this closes").
         fence(Ordering::SeqCst);
-        if has_work() {
-            if !self.cancel_park(worker) {
-                // A notifier claimed us first; its unpark already happened.
-                self.parkers[worker].clear();
-            }
-            return;
+        if !has_work() {
+            sleep(&self.parkers[worker]);
         }
-        self.parkers[worker].park();
+        if !self.cancel_park(worker) {
+            // A notifier claimed us first; its unpark already happened.
+            self.parkers[worker].clear();
+        }
     }
 
     fn prepare_park(&self, worker: usize, was_searching: bool) {
@@ -180,7 +194,13 @@ impl Idle {
         }
         if let Some(worker) = sleepers.pop() {
             self.state.fetch_sub(IDLE_ONE - 1, Ordering::SeqCst);
-            self.parkers[worker].unpark();
+            self.unpark(worker);
+        }
+    }
+
+    fn unpark(&self, worker: usize) {
+        if self.parkers[worker].unpark() {
+            (self.wake_driver)();
         }
     }
 
@@ -189,7 +209,7 @@ impl Idle {
         let mut sleepers = lock(&self.sleepers);
         for worker in sleepers.drain(..) {
             self.state.fetch_sub(IDLE_ONE - 1, Ordering::SeqCst);
-            self.parkers[worker].unpark();
+            self.unpark(worker);
         }
     }
 }
@@ -200,7 +220,7 @@ mod tests {
 
     #[test]
     fn counters_follow_the_protocol() {
-        let idle = Idle::new(4);
+        let idle = Idle::new(4, Box::new(|| {}));
         assert!(idle.try_begin_search());
         assert!(idle.try_begin_search());
         // At most half of four workers search at once.
@@ -208,7 +228,7 @@ mod tests {
         assert_eq!(idle.num_searching(), 2);
         assert!(!idle.end_search());
         // Park with work available: cancelled, counted as searching again.
-        idle.park(0, true, || true);
+        idle.park(0, true, || true, |_| unreachable!("has work"));
         assert_eq!((idle.num_idle(), idle.num_searching()), (0, 1));
         assert!(idle.end_search());
         assert_eq!(idle.state.load(Ordering::SeqCst), 0);
@@ -216,10 +236,10 @@ mod tests {
 
     #[test]
     fn notify_one_wakes_a_parked_worker() {
-        let idle = std::sync::Arc::new(Idle::new(2));
+        let idle = std::sync::Arc::new(Idle::new(2, Box::new(|| {})));
         let sleeper = {
             let idle = idle.clone();
-            std::thread::spawn(move || idle.park(1, false, || false))
+            std::thread::spawn(move || idle.park(1, false, || false, Parker::park))
         };
         while idle.num_idle() == 0 {
             std::thread::yield_now();
@@ -244,7 +264,7 @@ mod loom_models {
     #[test]
     fn park_races_with_yield_queue_push() {
         loom::model(|| {
-            let idle = Arc::new(Idle::new(1));
+            let idle = Arc::new(Idle::new(1, Box::new(|| {})));
             let yield_queue = Arc::new(Injector::new());
             let pusher = {
                 let (idle, yield_queue) = (idle.clone(), yield_queue.clone());
@@ -258,7 +278,7 @@ mod loom_models {
                 if let Some(task) = injector_pop(&yield_queue) {
                     break task;
                 }
-                idle.park(0, searching, || !yield_queue.is_empty());
+                idle.park(0, searching, || !yield_queue.is_empty(), Parker::park);
                 searching = true;
             };
             assert_eq!(got, 7);
@@ -273,7 +293,7 @@ mod loom_models {
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = Some(3);
         builder.check(|| {
-            let idle = Arc::new(Idle::new(2));
+            let idle = Arc::new(Idle::new(2, Box::new(|| {})));
             let queue = Arc::new(Injector::new());
             let shutdown = Arc::new(AtomicBool::new(false));
             let ran = Arc::new(AtomicUsize::new(0));
@@ -296,9 +316,12 @@ mod loom_models {
                                 idle.notify_all();
                                 return;
                             }
-                            idle.park(index, searching, || {
-                                !queue.is_empty() || shutdown.load(Ordering::SeqCst)
-                            });
+                            idle.park(
+                                index,
+                                searching,
+                                || !queue.is_empty() || shutdown.load(Ordering::SeqCst),
+                                Parker::park,
+                            );
                             searching = true;
                         }
                     })

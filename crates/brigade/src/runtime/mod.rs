@@ -3,6 +3,7 @@
 mod blocking;
 mod builder;
 pub(crate) mod context;
+pub(crate) mod driver;
 pub(crate) mod idle;
 mod park;
 mod shared;
@@ -73,6 +74,8 @@ pub struct Handle {
 struct WorkerThreads {
     threads: Vec<thread::JoinHandle<()>>,
     running: Arc<(Mutex<usize>, Condvar)>,
+    /// The fallback driver thread, if enabled.
+    fallback: Option<thread::JoinHandle<()>>,
 }
 
 impl Runtime {
@@ -95,7 +98,8 @@ impl Runtime {
             builder.thread_name.clone(),
             builder.thread_stack_size,
         );
-        let shared = Arc::new(Shared::new(stealers, blocking));
+        let driver = Arc::new(driver::Driver::new().map_err(BuildError::driver_failed)?);
+        let shared = Arc::new(Shared::new(stealers, blocking, driver.clone()));
         let running = Arc::new((Mutex::new(num_workers), Condvar::new()));
         let mut runtime = Runtime {
             handle: Handle {
@@ -104,6 +108,7 @@ impl Runtime {
             workers: Some(WorkerThreads {
                 threads: Vec::with_capacity(num_workers),
                 running: running.clone(),
+                fallback: None,
             }),
         };
         for (index, local) in locals.into_iter().enumerate() {
@@ -129,6 +134,15 @@ impl Runtime {
                     return Err(BuildError::spawn_failed(error));
                 }
             };
+        }
+        if builder.driver_thread {
+            let name = format!("{}-driver", builder.thread_name);
+            let fallback = driver
+                .start_fallback(name)
+                .map_err(BuildError::spawn_failed)?;
+            if let Some(workers) = runtime.workers.as_mut() {
+                workers.fallback = Some(fallback);
+            }
         }
         tracing::debug!(workers = num_workers, "runtime started");
         Ok(runtime)
@@ -185,12 +199,13 @@ impl Runtime {
     }
 
     fn shutdown(&mut self, deadline: Option<Instant>) {
-        let Some(workers) = self.workers.take() else {
+        let Some(mut workers) = self.workers.take() else {
             return;
         };
         let shared = &self.handle.shared;
         tracing::debug!("runtime shutting down");
         shared.begin_shutdown();
+        let fallback = workers.fallback.take();
         let all_stopped = workers.wait_stopped(deadline);
         if !all_stopped {
             tracing::warn!(
@@ -200,6 +215,11 @@ impl Runtime {
         // Tasks still queued, then tasks pending elsewhere: drop their futures.
         shared.drain_queues();
         shared.registry.close_and_wake_all();
+        // Workers have left the driver, so its wake reaches the fallback thread.
+        shared.driver.shutdown();
+        if let Some(fallback) = fallback {
+            let _ = fallback.join();
+        }
         if !shared.blocking.shutdown(deadline) {
             tracing::warn!("runtime shutdown timed out waiting for spawn_blocking closures");
         }

@@ -1,53 +1,109 @@
 //! How one worker sleeps until it is handed work.
 //!
-//! ## Protocol
-//! `notified` is the only state, always read and written under `mutex`:
-//! - [`Parker::unpark`] sets it to `true` and signals the condvar;
-//! - [`Parker::park`] waits until it is `true`, then sets it back to `false`.
+//! A worker sleeps either on its own condvar ([`Parker::park`]) or inside the
+//! driver's poll (`Driver::park_worker`, bracketed by
+//! [`Parker::begin_driver_park`] and [`Parker::end_driver_park`]).
 //!
-//! Because the flag is set before the signal and checked under the same lock
-//! the sleeper waits on, an unpark that happens before the park is not lost:
-//! the park finds the flag already set and returns at once. Spurious condvar
-//! wake-ups loop back to the wait.
+//! ## Protocol
+//! `State` is only read and written under `state`'s mutex:
+//! - [`Parker::unpark`] sets `notified`; if the worker is `in_driver` it
+//!   returns `true` and the caller wakes the driver (the `mio::Waker`),
+//!   otherwise it signals the condvar.
+//! - [`Parker::park`] waits until `notified`, then clears it. An unpark that
+//!   comes first is not lost: the flag is already set.
+//! - `begin_driver_park` refuses (returns `false`) if `notified` is already
+//!   set, else sets `in_driver`, so an unpark from then on wakes the driver.
+//!   `end_driver_park` clears both flags. A driver park may end without a
+//!   notification (I/O, a timer, a stale wake): callers treat every return
+//!   as possibly spurious (`Idle::park` re-checks the sleepers list).
 
 use crate::sync::{Condvar, Mutex, lock};
+
+#[derive(Default)]
+struct State {
+    notified: bool,
+    in_driver: bool,
+}
 
 /// A one-slot wake-up flag for one worker thread.
 #[derive(Default)]
 pub(crate) struct Parker {
-    notified: Mutex<bool>,
+    state: Mutex<State>,
     condvar: Condvar,
 }
 
 impl Parker {
     pub(crate) fn new() -> Self {
         Parker {
-            notified: Mutex::new(false),
+            state: Mutex::new(State::default()),
             condvar: Condvar::new(),
         }
     }
 
-    /// Blocks until [`unpark`](Self::unpark) has been called since the last
-    /// park returned, then consumes that notification.
+    /// Blocks on the condvar until notified, then consumes the notification.
     pub(crate) fn park(&self) {
-        let mut notified = lock(&self.notified);
-        while !*notified {
-            notified = match self.condvar.wait(notified) {
+        let mut state = lock(&self.state);
+        while !state.notified {
+            state = match self.condvar.wait(state) {
                 Ok(guard) => guard,
                 Err(poisoned) => poisoned.into_inner(),
             };
         }
-        *notified = false;
+        state.notified = false;
     }
 
-    /// Wakes the parked thread, or makes its next park return at once.
-    pub(crate) fn unpark(&self) {
-        *lock(&self.notified) = true;
+    /// Like [`park`](Self::park), but gives up after `timeout` (if any).
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn park_timeout(&self, timeout: Option<std::time::Duration>) {
+        let Some(timeout) = timeout else {
+            return self.park();
+        };
+        let mut state = lock(&self.state);
+        if !state.notified {
+            state = match self.condvar.wait_timeout(state, timeout) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        state.notified = false;
+    }
+
+    /// Marks the worker as sleeping in the driver, unless it was already
+    /// notified (then it consumes the notification and returns `false`).
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn begin_driver_park(&self) -> bool {
+        let mut state = lock(&self.state);
+        if state.notified {
+            state.notified = false;
+            return false;
+        }
+        state.in_driver = true;
+        true
+    }
+
+    /// The worker left the driver: clears `in_driver` and any notification.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn end_driver_park(&self) {
+        let mut state = lock(&self.state);
+        state.in_driver = false;
+        state.notified = false;
+    }
+
+    /// Notifies the worker. Returns `true` if it sleeps in the driver, in
+    /// which case the caller must wake the driver.
+    pub(crate) fn unpark(&self) -> bool {
+        let mut state = lock(&self.state);
+        state.notified = true;
+        if state.in_driver {
+            return true;
+        }
+        drop(state);
         self.condvar.notify_one();
+        false
     }
 
     /// Drops a notification that was delivered but is no longer needed.
     pub(crate) fn clear(&self) {
-        *lock(&self.notified) = false;
+        lock(&self.state).notified = false;
     }
 }

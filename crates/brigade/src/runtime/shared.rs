@@ -11,6 +11,7 @@ use crossbeam_deque::Stealer;
 
 use super::blocking::BlockingPool;
 use super::context;
+use super::driver::Driver;
 use super::idle::Idle;
 use crate::metrics::MetricsCells;
 use crate::sync::{AtomicBool, Injector, Ordering, injector_pop};
@@ -36,6 +37,7 @@ pub(crate) struct Shared {
     pub(crate) idle: Idle,
     pub(crate) registry: Registry,
     pub(crate) blocking: BlockingPool,
+    pub(crate) driver: Arc<Driver>,
     pub(crate) metrics: MetricsCells,
     shutdown: AtomicBool,
     /// Time zero for `clock_nanos`.
@@ -43,12 +45,21 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(stealers: Box<[Stealer<Runnable>]>, blocking: BlockingPool) -> Self {
+    pub(crate) fn new(
+        stealers: Box<[Stealer<Runnable>]>,
+        blocking: BlockingPool,
+        driver: Arc<Driver>,
+    ) -> Self {
         let num_workers = stealers.len();
+        let wake_driver = {
+            let driver = driver.clone();
+            Box::new(move || driver.wake())
+        };
         Shared {
             injector: Injector::new(),
             yield_queue: YieldQueue::new(),
-            idle: Idle::new(num_workers),
+            idle: Idle::new(num_workers, wake_driver),
+            driver,
             registry: Registry::new(num_workers),
             metrics: MetricsCells::new(num_workers),
             stealers,

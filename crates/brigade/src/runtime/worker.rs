@@ -11,7 +11,13 @@
 //! 5. The yield queue: tasks that stepped aside in `yield_if_busy()` run
 //!    when, and only when, nothing else is waiting.
 //! 6. Otherwise it parks (`Idle::park`), which re-checks every queue,
-//!    the yield queue included, after counting itself idle.
+//!    the yield queue included, after counting itself idle. It sleeps inside
+//!    the driver's poll if that is free, else on its own condvar.
+//!
+//! Besides, every [`EVENT_INTERVAL`] ticks the worker polls I/O and timers
+//! without blocking (if no other thread holds the driver), and it always
+//! does so right before taking from the yield queue, so network-woken
+//! foreground work beats yielded background work.
 //!
 //! A task woken on a worker goes to that worker's deque (see
 //! `Shared::schedule`); the deque is FIFO, so a self-wake (`yield_now`)
@@ -24,6 +30,7 @@ use std::sync::Arc;
 
 use crossbeam_deque::{Steal, Worker};
 
+use super::driver::EVENT_INTERVAL;
 use super::{Handle, Shared, context};
 use crate::coop::EpochGate;
 use crate::task::{Runnable, TaskMeta};
@@ -129,6 +136,9 @@ impl Core {
     fn next_task(&self) -> Option<Runnable> {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
+        if tick % EVENT_INTERVAL == 0 {
+            self.shared.driver.poll_nonblocking();
+        }
         if tick % GLOBAL_QUEUE_INTERVAL == 0
             && let Some(runnable) = self.take_from_injector()
         {
@@ -144,11 +154,17 @@ impl Core {
             return Some(runnable);
         }
         // Only a worker that just searched everywhere (rather than one that
-        // was throttled out of searching) may resume yielded work.
-        if self.searching.get() {
-            return self.shared.yield_queue.pop();
+        // was throttled out of searching) may resume yielded work, and only
+        // after a last look at I/O and timers.
+        if !self.searching.get() || self.shared.yield_queue.is_empty() {
+            return None;
         }
-        None
+        if self.shared.driver.poll_nonblocking() > 0
+            && let Some(runnable) = self.local.pop()
+        {
+            return Some(runnable);
+        }
+        self.shared.yield_queue.pop()
     }
 
     fn take_from_injector(&self) -> Option<Runnable> {
@@ -240,9 +256,17 @@ impl Core {
         let shared = &self.shared;
         shared.metrics.worker(self.index).count_park();
         tracing::debug!(worker = self.index, "worker parking");
-        shared.idle.park(self.index, self.searching.get(), || {
-            shared.has_waiting_work() || shared.is_shutdown()
-        });
+        let has_work = || shared.has_waiting_work() || shared.is_shutdown();
+        let sleep = |parker: &super::park::Parker| {
+            if !shared.driver.park_worker(parker) {
+                // Another thread polls the driver; wake for the next timer in
+                // case it stops polling before then.
+                parker.park_timeout(shared.driver.time.time_to_next());
+            }
+        };
+        shared
+            .idle
+            .park(self.index, self.searching.get(), has_work, sleep);
         self.searching.set(true);
         tracing::debug!(worker = self.index, "worker unparked");
     }

@@ -1,0 +1,159 @@
+//! The I/O half of the driver: one `mio::Poll` for the runtime, the table of
+//! registered sources, and the `mio::Waker` that interrupts a blocked poll.
+//!
+//! The `mio::Poll` itself (with its event buffer) lives in [`PollState`],
+//! which the runtime's driver keeps behind its lock: whoever holds the lock
+//! may poll. Registration goes through a cloned `mio::Registry` and needs no
+//! lock on the poll.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+
+use mio::{Events, Interest, Poll, Registry, Token};
+use slab::Slab;
+
+use super::scheduled_io::{ERROR, READ_CLOSED, READABLE, ScheduledIo, WRITABLE, WRITE_CLOSED};
+use crate::sync::{Mutex, lock};
+
+const WAKER_TOKEN: Token = Token(usize::MAX);
+
+/// The poll and its event buffer: owned by whoever holds the driver lock.
+pub(crate) struct PollState {
+    poll: Poll,
+    events: Events,
+    wake: Vec<Waker>,
+}
+
+/// Registered sources and the means to wake a blocked poll.
+pub(crate) struct Reactor {
+    registry: Registry,
+    waker: mio::Waker,
+    poll_fd: RawFd,
+    sources: Mutex<Sources>,
+}
+
+struct Sources {
+    table: Slab<Arc<ScheduledIo>>,
+    shutdown: bool,
+}
+
+impl Reactor {
+    pub(crate) fn new() -> io::Result<(Reactor, PollState)> {
+        let poll = Poll::new()?;
+        let waker = mio::Waker::new(poll.registry(), WAKER_TOKEN)?;
+        let reactor = Reactor {
+            registry: poll.registry().try_clone()?,
+            waker,
+            poll_fd: poll.as_raw_fd(),
+            sources: Mutex::new(Sources {
+                table: Slab::new(),
+                shutdown: false,
+            }),
+        };
+        let state = PollState {
+            poll,
+            events: Events::with_capacity(1024),
+            wake: Vec::new(),
+        };
+        Ok((reactor, state))
+    }
+
+    /// The epoll (or kqueue) descriptor: readable while events are pending.
+    pub(crate) fn poll_fd(&self) -> RawFd {
+        self.poll_fd
+    }
+
+    /// Interrupts a thread blocked in [`turn`](Self::turn).
+    pub(crate) fn wake(&self) {
+        if let Err(error) = self.waker.wake() {
+            tracing::error!(%error, "could not wake the I/O driver");
+        }
+    }
+
+    /// Registers `source`; returns its token and readiness cell.
+    pub(crate) fn register(
+        &self,
+        source: &mut impl mio::event::Source,
+        interest: Interest,
+    ) -> io::Result<(usize, Arc<ScheduledIo>)> {
+        let io = Arc::new(ScheduledIo::default());
+        let token = {
+            let mut sources = lock(&self.sources);
+            if sources.shutdown {
+                return Err(super::scheduled_io::shutdown_error());
+            }
+            sources.table.insert(io.clone())
+        };
+        if let Err(error) = self.registry.register(source, Token(token), interest) {
+            lock(&self.sources).table.remove(token);
+            return Err(error);
+        }
+        Ok((token, io))
+    }
+
+    /// Deregisters `source` and forgets `token`.
+    pub(crate) fn deregister(&self, source: &mut impl mio::event::Source, token: usize) {
+        // Failing to deregister (the fd may already be closed) is harmless:
+        // the token is forgotten below, so stray events find nothing.
+        let _ = self.registry.deregister(source);
+        let mut sources = lock(&self.sources);
+        if sources.table.contains(token) {
+            sources.table.remove(token);
+        }
+    }
+
+    /// Polls for events (blocking up to `timeout`) and wakes the tasks they
+    /// ready. Returns how many tasks were woken.
+    pub(crate) fn turn(&self, state: &mut PollState, timeout: Option<Duration>) -> usize {
+        if let Err(error) = state.poll.poll(&mut state.events, timeout) {
+            if error.kind() != io::ErrorKind::Interrupted {
+                tracing::error!(%error, "I/O driver poll failed");
+            }
+            return 0;
+        }
+        {
+            let sources = lock(&self.sources);
+            for event in state.events.iter() {
+                if event.token() == WAKER_TOKEN {
+                    continue;
+                }
+                let Some(io) = sources.table.get(event.token().0) else {
+                    continue;
+                };
+                let mut bits = 0;
+                if event.is_readable() {
+                    bits |= READABLE;
+                }
+                if event.is_writable() {
+                    bits |= WRITABLE;
+                }
+                if event.is_read_closed() {
+                    bits |= READ_CLOSED;
+                }
+                if event.is_write_closed() {
+                    bits |= WRITE_CLOSED;
+                }
+                if event.is_error() {
+                    bits |= ERROR;
+                }
+                io.set_readiness(bits, &mut state.wake);
+            }
+        }
+        let woken = state.wake.len();
+        state.wake.drain(..).for_each(Waker::wake);
+        woken
+    }
+
+    /// Fails every registered source's waits (runtime shutdown).
+    pub(crate) fn shutdown(&self) {
+        let sources: Vec<_> = {
+            let mut sources = lock(&self.sources);
+            sources.shutdown = true;
+            sources.table.iter().map(|(_, io)| io.clone()).collect()
+        };
+        sources.iter().for_each(|io| io.shutdown());
+    }
+}

@@ -1,0 +1,142 @@
+//! `sleep` and `sleep_until`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use super::driver::Registered;
+use super::wheel::TimerKey;
+use crate::runtime::context;
+use crate::runtime::driver::Driver;
+
+/// Waits until `duration` has elapsed.
+///
+/// # Panics
+/// Outside a brigade runtime.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+///
+/// let rt = brigade::Runtime::new()?;
+/// let started = Instant::now();
+/// rt.block_on(brigade::time::sleep(Duration::from_millis(5)));
+/// assert!(started.elapsed() >= Duration::from_millis(5));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[track_caller]
+pub fn sleep(duration: Duration) -> Sleep {
+    sleep_until(far_future_or(Instant::now(), duration))
+}
+
+/// Waits until `deadline`.
+///
+/// # Panics
+/// Outside a brigade runtime.
+#[track_caller]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    let driver = context::with_current("brigade::time::sleep", |handle| {
+        handle.shared.driver.clone()
+    });
+    Sleep {
+        deadline,
+        driver,
+        timer: None,
+        elapsed: false,
+    }
+}
+
+/// `now + duration`, saturating at about 30 years from now.
+pub(crate) fn far_future_or(now: Instant, duration: Duration) -> Instant {
+    now.checked_add(duration)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365 * 30))
+}
+
+/// Future returned by [`sleep`] and [`sleep_until`]. It is `Unpin`, and can
+/// be moved to a new deadline with [`reset`](Self::reset).
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Sleep {
+    deadline: Instant,
+    driver: Arc<Driver>,
+    /// The registered timer, once polled.
+    timer: Option<TimerKey>,
+    elapsed: bool,
+}
+
+impl Sleep {
+    /// The instant this sleep ends.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the deadline has been reached (as seen by the last poll).
+    pub fn is_elapsed(&self) -> bool {
+        self.elapsed
+    }
+
+    /// Moves the deadline; the sleep becomes pending again if it is later.
+    pub fn reset(&mut self, deadline: Instant) {
+        self.cancel();
+        self.deadline = deadline;
+        self.elapsed = false;
+    }
+
+    fn cancel(&mut self) {
+        if let Some(timer) = self.timer.take() {
+            self.driver.time.remove(timer);
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.elapsed {
+            return Poll::Ready(());
+        }
+        if let Some(timer) = self.timer {
+            if !self.driver.time.poll_fired(timer, cx.waker()) {
+                return Poll::Pending;
+            }
+            self.cancel();
+            // A deadline past the wheel's horizon fires early: re-register.
+        }
+        if Instant::now() >= self.deadline {
+            self.elapsed = true;
+            return Poll::Ready(());
+        }
+        match self.driver.time.register(self.deadline, cx.waker()) {
+            Registered::Expired => {
+                self.elapsed = true;
+                Poll::Ready(())
+            }
+            Registered::Pending { key, earliest } => {
+                self.timer = Some(key);
+                if earliest {
+                    // Whoever sleeps in the driver may sleep past this deadline.
+                    self.driver.wake();
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+impl std::fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline)
+            .field("elapsed", &self.elapsed)
+            .finish()
+    }
+}
