@@ -1,1 +1,292 @@
-fn main() {}
+//! What a cooperative yield point costs: brigade's `yield_if_busy` and
+//! `yield_now` against tokio's `yield_now` and `consume_budget`.
+//!
+//! Group `yield_call` reports the time per call of:
+//! - `brigade_yield_if_busy/idle_worker`: `yield_if_busy().await` while the
+//!   runtime has an idle worker (the fast path: one atomic load);
+//! - `brigade_yield_if_busy/all_busy`: `yield_if_busy().await` while every
+//!   other worker is busy spinning but no queue holds work (the slow path's
+//!   cheap checks, which decide to carry on);
+//! - `brigade_yield_now`: `brigade::yield_now().await` (a full trip through
+//!   the scheduler);
+//! - `tokio_yield_now`: `tokio::task::yield_now().await`;
+//! - `tokio_consume_budget`: `tokio::task::coop::consume_budget().await`
+//!   (yields once per exhausted coop budget).
+//!
+//! Each runs its loop of calls inside one spawned task and times it there.
+//!
+//! Group `yield_throughput` runs 2 × workers tasks, each doing a fixed number
+//! of 10 µs units of CPU work (a calibrated busy loop), with and without
+//! `yield_if_busy().await` after each unit; afterwards the bench prints the
+//! ratio of units per second with the yield to units per second without,
+//! and how often `yield_if_busy` actually gave way. Tasks parked in the
+//! yield queue do not count as waiting, so once the surplus tasks have been
+//! picked up and the first yielders parked, the others find nothing waiting
+//! and run on: expect only a few yields per run, and a ratio near 1.
+//!
+//! Run with:
+//!
+//! ```text
+//! cargo bench -p brigade-benches --bench yield_overhead
+//! cargo bench -p brigade-benches --bench yield_overhead -- --warm-up-time 0.5 --measurement-time 1
+//! ```
+
+use std::future::Future;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode};
+
+/// Worker threads of every runtime here (the machine this was written for
+/// has 2 cores).
+const WORKERS: usize = 2;
+/// Tasks in `yield_throughput`.
+const THROUGHPUT_TASKS: usize = 2 * WORKERS;
+/// Units of work per task in `yield_throughput`.
+const UNITS_PER_TASK: usize = 500;
+/// Length of one unit of work in `yield_throughput`.
+const UNIT: Duration = Duration::from_micros(10);
+/// Runs of each variant in the closing manual throughput comparison.
+const RATIO_RUNS: usize = 15;
+
+fn brigade_runtime(workers: usize) -> brigade::Runtime {
+    brigade::Builder::new()
+        .worker_threads(workers)
+        .build()
+        .expect("build brigade runtime")
+}
+
+fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .build()
+        .expect("build tokio runtime")
+}
+
+/// Spins until `condition` holds; panics after `timeout` (so a scheduler
+/// that never reaches the state fails the bench instead of hanging it).
+fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < timeout, "timed out waiting until {what}");
+        std::hint::spin_loop();
+    }
+}
+
+/// `iters` awaits of `call()`, timed from inside the loop's task.
+async fn timed_loop<F: Future<Output = ()>>(iters: u64, call: impl Fn() -> F) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        call().await;
+    }
+    start.elapsed()
+}
+
+/// `iters` calls of `yield_if_busy()` on a brigade worker, after waiting
+/// until `idle` workers are idle.
+async fn brigade_yield_if_busy_loop(iters: u64, idle: usize) -> Duration {
+    let metrics = brigade::Handle::current().metrics();
+    wait_until(
+        "the expected number of workers are idle",
+        Duration::from_secs(5),
+        || metrics.num_idle_workers() == idle,
+    );
+    timed_loop(iters, brigade::yield_if_busy).await
+}
+
+fn yield_call(c: &mut Criterion) {
+    let mut group = c.benchmark_group("yield_call");
+
+    let rt = brigade_runtime(WORKERS);
+    let yields_before = rt.metrics().yields();
+    // One task loops; the other worker has nothing to do and parks.
+    group.bench_function("brigade_yield_if_busy/idle_worker", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(rt.spawn(brigade_yield_if_busy_loop(iters, WORKERS - 1)))
+                .expect("measured task failed")
+        });
+    });
+    report_yields("idle_worker", rt.metrics().yields() - yields_before);
+
+    // WORKERS - 1 tasks spin (never yielding, so no queue holds work) while
+    // the measured task loops on the remaining worker.
+    let yields_before = rt.metrics().yields();
+    group.bench_function("brigade_yield_if_busy/all_busy", |b| {
+        b.iter_custom(|iters| {
+            let spin = Arc::new(AtomicBool::new(true));
+            let started = Arc::new(AtomicUsize::new(0));
+            let spinners: Vec<_> = (0..WORKERS - 1)
+                .map(|_| {
+                    let spin = spin.clone();
+                    let started = started.clone();
+                    rt.spawn(async move {
+                        started.fetch_add(1, Ordering::Relaxed);
+                        while spin.load(Ordering::Relaxed) {
+                            std::hint::spin_loop();
+                        }
+                    })
+                })
+                .collect();
+            wait_until("the spinners run", Duration::from_secs(5), || {
+                started.load(Ordering::Relaxed) == WORKERS - 1
+            });
+            let elapsed = rt
+                .block_on(rt.spawn(brigade_yield_if_busy_loop(iters, 0)))
+                .expect("measured task failed");
+            spin.store(false, Ordering::Relaxed);
+            rt.block_on(async {
+                for spinner in spinners {
+                    spinner.await.expect("spinner failed");
+                }
+            });
+            elapsed
+        });
+    });
+    report_yields("all_busy", rt.metrics().yields() - yields_before);
+
+    group.bench_function("brigade_yield_now", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(rt.spawn(timed_loop(iters, brigade::yield_now)))
+                .expect("measured task failed")
+        });
+    });
+    drop(rt);
+
+    let rt = tokio_runtime(WORKERS);
+    group.bench_function("tokio_yield_now", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(rt.spawn(timed_loop(iters, tokio::task::yield_now)))
+                .expect("measured task failed")
+        });
+    });
+    group.bench_function("tokio_consume_budget", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(rt.spawn(timed_loop(iters, tokio::task::coop::consume_budget)))
+                .expect("measured task failed")
+        });
+    });
+    drop(rt);
+    group.finish();
+}
+
+/// `yield_if_busy` should never give way when nothing waits for a worker.
+fn report_yields(case: &str, yields: u64) {
+    if yields != 0 {
+        println!("note: yield_if_busy gave way {yields} times in the {case} case");
+    }
+}
+
+/// `spins` rounds of a dependent multiply-add chain the optimiser cannot
+/// remove or shorten.
+fn busy_work(spins: u64) -> u64 {
+    let mut x = black_box(1u64);
+    for i in 0..spins {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i);
+    }
+    black_box(x)
+}
+
+/// The `busy_work` argument that takes about `target` on this machine (the
+/// fastest of a few timings, to discount interruptions).
+fn calibrate(target: Duration) -> u64 {
+    let mut spins = 1_000u64;
+    let sample = loop {
+        let start = Instant::now();
+        busy_work(spins);
+        if start.elapsed() >= Duration::from_millis(2) {
+            break spins;
+        }
+        spins *= 2;
+    };
+    let fastest = (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            busy_work(sample);
+            start.elapsed()
+        })
+        .min()
+        .expect("five timings");
+    ((sample as f64) * target.as_secs_f64() / fastest.as_secs_f64()).max(1.0) as u64
+}
+
+/// One run of the throughput workload: [`THROUGHPUT_TASKS`] tasks of
+/// [`UNITS_PER_TASK`] units each, with or without `yield_if_busy` after each
+/// unit. Returns the wall time from the first spawn to the last join.
+fn throughput_run(rt: &brigade::Runtime, spins: u64, yield_after_unit: bool) -> Duration {
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..THROUGHPUT_TASKS)
+        .map(|_| {
+            rt.spawn(async move {
+                for _ in 0..UNITS_PER_TASK {
+                    busy_work(spins);
+                    if yield_after_unit {
+                        brigade::yield_if_busy().await;
+                    }
+                }
+            })
+        })
+        .collect();
+    rt.block_on(async {
+        for task in tasks {
+            task.await.expect("worker task failed");
+        }
+    });
+    start.elapsed()
+}
+
+fn yield_throughput(c: &mut Criterion) {
+    let spins = calibrate(UNIT);
+    let rt = brigade_runtime(WORKERS);
+    let mut group = c.benchmark_group("yield_throughput");
+    group.sampling_mode(SamplingMode::Flat);
+    group.bench_function("yield_if_busy", |b| {
+        b.iter(|| throughput_run(&rt, spins, true));
+    });
+    group.bench_function("no_yield", |b| {
+        b.iter(|| throughput_run(&rt, spins, false));
+    });
+    group.finish();
+
+    // Criterion's report shows the two times; this prints their ratio, from
+    // interleaved runs so that drift in machine load hits both alike.
+    let yields_before = rt.metrics().yields();
+    let mut with_yield = Vec::with_capacity(RATIO_RUNS);
+    let mut without = Vec::with_capacity(RATIO_RUNS);
+    for _ in 0..RATIO_RUNS {
+        with_yield.push(throughput_run(&rt, spins, true));
+        without.push(throughput_run(&rt, spins, false));
+    }
+    let yields = rt.metrics().yields() - yields_before;
+    let units = (THROUGHPUT_TASKS * UNITS_PER_TASK) as f64;
+    let rate = |runs: &mut Vec<Duration>| {
+        runs.sort();
+        units / runs[runs.len() / 2].as_secs_f64()
+    };
+    let (with_rate, without_rate) = (rate(&mut with_yield), rate(&mut without));
+    println!(
+        "yield_throughput: {THROUGHPUT_TASKS} tasks x {UNITS_PER_TASK} units of {UNIT:?} on \
+         {WORKERS} workers (median of {RATIO_RUNS} runs)\n  \
+         with yield_if_busy: {with_rate:.0} units/s ({:.3} yields per unit)\n  \
+         without:            {without_rate:.0} units/s\n  \
+         ratio (with / without): {:.3}",
+        yields as f64 / (units * RATIO_RUNS as f64),
+        with_rate / without_rate,
+    );
+}
+
+// `criterion_group!` would generate an undocumented `pub fn`; this is what
+// it and `criterion_main!` expand to, minus that.
+fn main() {
+    // Defaults that keep the whole run short; command-line options override
+    // them.
+    let mut criterion = Criterion::default()
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    yield_call(&mut criterion);
+    yield_throughput(&mut criterion);
+    criterion.final_summary();
+}

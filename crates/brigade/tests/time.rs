@@ -116,5 +116,5 @@ fn dropped_sleeps_are_deregistered() {
 #[test]
 #[should_panic(expected = "outside of a brigade runtime")]
 fn sleep_outside_a_runtime_panics_with_a_message() {
-    let _ = sleep(Duration::from_millis(1));
+    let _sleep = sleep(Duration::from_millis(1));
 }

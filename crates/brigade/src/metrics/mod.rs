@@ -79,7 +79,7 @@ impl MetricsCells {
 ///
 /// ```
 /// let rt = brigade::Builder::new().worker_threads(2).build()?;
-/// rt.block_on(brigade::spawn(async {})).unwrap();
+/// rt.block_on(async { brigade::spawn(async {}).await }).unwrap();
 /// let metrics = rt.metrics();
 /// assert_eq!(metrics.num_workers(), 2);
 /// assert!(metrics.spawned_tasks_count() >= 1);

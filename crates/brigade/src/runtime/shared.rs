@@ -137,11 +137,14 @@ impl Shared {
         }
         let to_shared_queue = context::with_current_worker(|core| match core {
             Some(core) if std::ptr::eq(&**core.shared(), self) => {
-                if info.woken_while_running && runnable.metadata().take_yield_request() {
+                if !info.woken_while_running {
+                    core.push_local(runnable);
+                    false
+                } else if runnable.metadata().take_yield_request() {
                     self.yield_queue.push(runnable);
                     true
                 } else {
-                    core.push_local(runnable);
+                    core.push_local_yielded(runnable);
                     false
                 }
             }

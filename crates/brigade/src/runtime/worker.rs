@@ -20,11 +20,13 @@
 //! foreground work beats yielded background work.
 //!
 //! A task woken on a worker goes to that worker's deque (see
-//! `Shared::schedule`); the deque is FIFO, so a self-wake (`yield_now`)
-//! goes to the back.
+//! `Shared::schedule`); the deque is FIFO, so a self-wake (`yield_now`,
+//! `yield_if_busy` moving to the back) goes to the back, and makes the
+//! worker look at the injector first on its next tick: a task that steps
+//! aside steps aside for work spawned from outside too, not only for its
+//! deque-mates.
 
 use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -53,6 +55,9 @@ pub(crate) struct Core {
     tick: Cell<u32>,
     /// Whether this worker is counted as searching in `Idle`.
     searching: Cell<bool>,
+    /// Set by a self-wake: check the injector before the local deque on the
+    /// next tick.
+    injector_first: Cell<bool>,
     /// xorshift64 state for picking steal victims.
     rng: Cell<u64>,
     /// The header of the task being polled, if any.
@@ -69,6 +74,7 @@ impl Core {
             local,
             tick: Cell::new(0),
             searching: Cell::new(false),
+            injector_first: Cell::new(false),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
@@ -108,6 +114,13 @@ impl Core {
         self.local.push(runnable);
     }
 
+    /// Pushes the task that just yielded onto the back of this worker's
+    /// deque; the next tick looks at the injector first.
+    pub(crate) fn push_local_yielded(&self, runnable: Runnable) {
+        self.injector_first.set(true);
+        self.local.push(runnable);
+    }
+
     /// The worker thread's body.
     pub(crate) fn run(self) {
         let context = context::enter_worker(&self);
@@ -139,7 +152,8 @@ impl Core {
         if tick % EVENT_INTERVAL == 0 {
             self.shared.driver.poll_nonblocking();
         }
-        if tick % GLOBAL_QUEUE_INTERVAL == 0
+        let injector_first = self.injector_first.replace(false);
+        if (injector_first || tick % GLOBAL_QUEUE_INTERVAL == 0)
             && let Some(runnable) = self.take_from_injector()
         {
             return Some(runnable);
@@ -241,14 +255,9 @@ impl Core {
         }
         self.current_task.set(Some(NonNull::from(meta)));
         self.shared.metrics.worker(self.index).count_poll();
-        // The harness already catches panics from `poll`; this catches the
-        // rarer panic from a future's destructor, so the worker survives.
-        if catch_unwind(AssertUnwindSafe(|| runnable.run())).is_err() {
-            tracing::error!(
-                worker = self.index,
-                "a task's destructor panicked; the panic was dropped"
-            );
-        }
+        // Cannot unwind: the harness catches panics from the future's `poll`
+        // and destructor.
+        runnable.run();
         self.current_task.set(None);
     }
 

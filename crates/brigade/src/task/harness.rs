@@ -1,5 +1,13 @@
 //! The future every task actually runs: the user's future, with panics
-//! caught and the task's registry slot released when it is dropped.
+//! caught (from `poll` and from its destructor) and the task's registry slot
+//! released when the harness is dropped.
+//!
+//! `async-task` drops a task's future inside an abort-on-panic guard, so a
+//! destructor that panics would take the whole process down. The harness
+//! therefore drops the user's future itself, inside `catch_unwind`: right
+//! after it completes (a panic there becomes the task's panic), or when the
+//! harness is dropped on cancellation (a panic there is logged; the task is
+//! already reported as cancelled).
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -14,10 +22,24 @@ pin_project_lite::pin_project! {
     /// panicked; dropping it (on completion, cancellation or shutdown)
     /// removes the task from the runtime's registry.
     pub(crate) struct Harness<F> {
+        // `None` once completed (and dropped).
         #[pin]
-        future: F,
+        future: Option<F>,
         meta: MetaRef,
     }
+
+    impl<F> PinnedDrop for Harness<F> {
+        fn drop(this: Pin<&mut Self>) {
+            let future = this.project().future;
+            if catch_unwind(AssertUnwindSafe(|| drop_future(future))).is_err() {
+                tracing::error!("a cancelled task's future panicked while being dropped; the panic was dropped");
+            }
+        }
+    }
+}
+
+fn drop_future<F>(mut future: Pin<&mut Option<F>>) {
+    future.set(None);
 }
 
 /// A pointer to the task's own header.
@@ -48,7 +70,7 @@ impl<F: Future> Harness<F> {
     /// `meta` must be the header of the task this harness is spawned into.
     pub(crate) fn new(future: F, meta: &TaskMeta) -> Self {
         Harness {
-            future,
+            future: Some(future),
             meta: MetaRef(NonNull::from(meta)),
         }
     }
@@ -58,10 +80,20 @@ impl<F: Future> Future for Harness<F> {
     type Output = Result<F::Output, Panic>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let future = self.project().future;
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+        let mut future = self.project().future;
+        let polled = catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
+            Some(future) => future.poll(cx),
+            None => panic!("a brigade task was polled after it completed"),
+        }));
+        let output = match polled {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(output)) => Ok(output),
+            Err(payload) => Err(payload),
+        };
+        // Drop the finished future here, where a panicking destructor can be
+        // caught and reported as the task's panic.
+        match catch_unwind(AssertUnwindSafe(|| drop_future(future))) {
+            Ok(()) => Poll::Ready(output),
             Err(payload) => Poll::Ready(Err(payload)),
         }
     }

@@ -23,7 +23,7 @@ use crate::runtime::driver::Driver;
 ///
 /// let rt = brigade::Runtime::new()?;
 /// let started = Instant::now();
-/// rt.block_on(brigade::time::sleep(Duration::from_millis(5)));
+/// rt.block_on(async { brigade::time::sleep(Duration::from_millis(5)).await });
 /// assert!(started.elapsed() >= Duration::from_millis(5));
 /// # Ok::<(), std::io::Error>(())
 /// ```

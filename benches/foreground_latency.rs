@@ -1,0 +1,70 @@
+//! Foreground TCP round-trip time while background tasks saturate every
+//! worker, brigade and tokio side by side in one criterion group per unit
+//! size.
+//!
+//! A client on a plain OS thread sends one byte to an echo server task in
+//! the runtime under test and waits for the echo; criterion's `iter_custom`
+//! times those round trips. The background is 2 × workers tasks doing
+//! 10 µs (or 100 µs) units of CPU work with the variant's yield point after
+//! each unit, as in `examples/mixed_load.rs` (which reports percentiles).
+//!
+//! ```text
+//! cargo bench -p brigade-benches --bench foreground_latency
+//! BENCH_WORKERS=4 cargo bench -p brigade-benches --bench foreground_latency
+//! ```
+
+use std::time::{Duration, Instant};
+
+use brigade_examples::mixed_load::{Client, Scenario, VARIANTS, calibrate};
+use criterion::Criterion;
+
+fn workers() -> usize {
+    std::env::var("BENCH_WORKERS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}
+
+fn foreground_round_trip(c: &mut Criterion) {
+    let workers = workers();
+    for unit_us in [10u64, 100] {
+        let unit_iterations = calibrate(unit_us);
+        let mut group = c.benchmark_group(format!("foreground_rtt_unit{unit_us}us"));
+        for variant in VARIANTS {
+            let scenario = Scenario {
+                variant: *variant,
+                workers,
+                background_tasks: 2 * workers,
+                unit_iterations,
+            };
+            let running = scenario.start().expect("start the runtime under test");
+            let mut client =
+                Client::connect(running.addr, Duration::from_secs(10)).expect("connect");
+            group.bench_function(variant.name, |b| {
+                b.iter_custom(|iters| {
+                    let started = Instant::now();
+                    for _ in 0..iters {
+                        client
+                            .round_trip()
+                            .expect("the server did not answer within 10 s");
+                    }
+                    started.elapsed()
+                })
+            });
+            drop(client);
+            running.stop();
+        }
+        group.finish();
+    }
+}
+
+fn main() {
+    // Defaults set here (not on the group) so command-line options override them.
+    let mut criterion = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    foreground_round_trip(&mut criterion);
+    criterion.final_summary();
+}

@@ -1,0 +1,5 @@
+//! Shared code of brigade's examples: the mixed-load demo's harness
+//! (configuration, measurement, report and chart), kept in a library so it
+//! is unit-tested by `cargo test --workspace`.
+
+pub mod mixed_load;

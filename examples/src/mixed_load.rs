@@ -1,0 +1,592 @@
+//! The mixed-load experiment: foreground requests over loopback TCP while
+//! background tasks keep every worker busy, on brigade and on tokio.
+//!
+//! - **Foreground**: a client on a plain OS thread (outside any runtime)
+//!   sends a 1-byte request every millisecond to an echo server task in the
+//!   runtime under test. Latency counts from when the request was due, so a
+//!   stall shows up in full (open loop), but not the client's own sleep
+//!   overshoot: a request is due at `max(scheduled time, previous reply)`.
+//! - **Background**: `bg` tasks, each doing units of `unit_us` µs of CPU work
+//!   (calibrated at start-up) in a loop, with a yield point after each unit.
+//!
+//! [`Scenario::start`] starts one runtime with its server and background
+//! load; [`measure_open_loop`] drives the client. `benches/foreground_latency.rs`
+//! reuses both.
+
+use std::fmt::Write as _;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+mod chart;
+mod config;
+pub use chart::render_svg;
+pub use config::{Config, HELP};
+
+/// Which runtime runs the server and the background load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeKind {
+    /// brigade's multi-thread runtime.
+    Brigade,
+    /// tokio's multi-thread runtime.
+    Tokio,
+}
+
+/// The yield point after each background unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YieldKind {
+    /// No background load at all (the idle baseline).
+    NoBackground,
+    /// `brigade::yield_if_busy()`.
+    IfBusy,
+    /// `brigade::yield_now()`.
+    BrigadeYieldNow,
+    /// `tokio::task::yield_now()`.
+    TokioYieldNow,
+    /// `tokio::task::consume_budget()`.
+    TokioConsumeBudget,
+}
+
+/// One configuration of the experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    /// Name in the report.
+    pub name: &'static str,
+    /// The runtime under test.
+    pub runtime: RuntimeKind,
+    /// The background loops' yield point.
+    pub yield_kind: YieldKind,
+}
+
+/// Every variant, in the order the demo runs them.
+pub const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "idle/brigade",
+        runtime: RuntimeKind::Brigade,
+        yield_kind: YieldKind::NoBackground,
+    },
+    Variant {
+        name: "idle/tokio",
+        runtime: RuntimeKind::Tokio,
+        yield_kind: YieldKind::NoBackground,
+    },
+    Variant {
+        name: "brigade/yield_if_busy",
+        runtime: RuntimeKind::Brigade,
+        yield_kind: YieldKind::IfBusy,
+    },
+    Variant {
+        name: "brigade/yield_now",
+        runtime: RuntimeKind::Brigade,
+        yield_kind: YieldKind::BrigadeYieldNow,
+    },
+    Variant {
+        name: "tokio/yield_now",
+        runtime: RuntimeKind::Tokio,
+        yield_kind: YieldKind::TokioYieldNow,
+    },
+    Variant {
+        name: "tokio/consume_budget",
+        runtime: RuntimeKind::Tokio,
+        yield_kind: YieldKind::TokioConsumeBudget,
+    },
+];
+
+/// Busy work: `iterations` rounds of a multiply-add the optimiser cannot
+/// remove.
+#[inline(never)]
+pub fn spin(iterations: u64) -> u64 {
+    let mut x = std::hint::black_box(0x9E37_79B9_7F4A_7C15u64);
+    for _ in 0..iterations {
+        x = std::hint::black_box(
+            x.wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407),
+        );
+    }
+    x
+}
+
+/// How many [`spin`] iterations take `micros` µs on this machine (the
+/// fastest of several trials, so a preempted trial does not skew it).
+pub fn calibrate(micros: u64) -> u64 {
+    const TRIAL: u64 = 2_000_000;
+    let best = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            std::hint::black_box(spin(TRIAL));
+            started.elapsed()
+        })
+        .min()
+        .unwrap_or(Duration::from_millis(1));
+    let per_micro = TRIAL as f64 / best.as_secs_f64() / 1e6;
+    ((per_micro * micros as f64) as u64).max(1)
+}
+
+/// A counter written by one background task, on its own cache line.
+#[repr(align(128))]
+#[derive(Default)]
+struct UnitCounter(AtomicU64);
+
+/// Settings of one run of a [`Variant`].
+#[derive(Debug, Clone, Copy)]
+pub struct Scenario {
+    /// The variant.
+    pub variant: Variant,
+    /// Worker threads.
+    pub workers: usize,
+    /// Background tasks.
+    pub background_tasks: usize,
+    /// [`spin`] iterations per background unit.
+    pub unit_iterations: u64,
+}
+
+enum RuntimeHolder {
+    Brigade(brigade::Runtime),
+    Tokio(tokio::runtime::Runtime),
+}
+
+/// A runtime with its echo server and background load running.
+pub struct Running {
+    /// The echo server's address.
+    pub addr: SocketAddr,
+    runtime: RuntimeHolder,
+    stop: Arc<AtomicBool>,
+    units: Arc<Vec<UnitCounter>>,
+    started: Instant,
+}
+
+/// What the background load did.
+#[derive(Debug, Clone, Copy)]
+pub struct BackgroundReport {
+    /// Units completed by all background tasks.
+    pub units: u64,
+    /// How long the background ran.
+    pub elapsed: Duration,
+}
+
+impl Scenario {
+    /// Starts the runtime, the echo server and the background tasks.
+    pub fn start(&self) -> io::Result<Running> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let background = if self.variant.yield_kind == YieldKind::NoBackground {
+            0
+        } else {
+            self.background_tasks
+        };
+        let units: Arc<Vec<UnitCounter>> =
+            Arc::new((0..background).map(|_| UnitCounter::default()).collect());
+        let (runtime, addr) = match self.variant.runtime {
+            RuntimeKind::Brigade => {
+                let rt = brigade::Builder::new()
+                    .worker_threads(self.workers)
+                    .build()?;
+                let addr = rt.block_on(async {
+                    let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
+                    let addr = listener.local_addr()?;
+                    brigade::spawn(brigade_echo_server(listener));
+                    io::Result::Ok(addr)
+                })?;
+                for index in 0..background {
+                    let task = BackgroundTask::new(self, &stop, &units, index);
+                    rt.spawn(task.run_brigade());
+                }
+                (RuntimeHolder::Brigade(rt), addr)
+            }
+            RuntimeKind::Tokio => {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(self.workers)
+                    .enable_all()
+                    .build()?;
+                let addr = rt.block_on(async {
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                    let addr = listener.local_addr()?;
+                    tokio::spawn(tokio_echo_server(listener));
+                    io::Result::Ok(addr)
+                })?;
+                for index in 0..background {
+                    let task = BackgroundTask::new(self, &stop, &units, index);
+                    rt.spawn(task.run_tokio());
+                }
+                (RuntimeHolder::Tokio(rt), addr)
+            }
+        };
+        Ok(Running {
+            addr,
+            runtime,
+            stop,
+            units,
+            started: Instant::now(),
+        })
+    }
+}
+
+impl Running {
+    /// Stops the background load and the runtime.
+    pub fn stop(self) -> BackgroundReport {
+        self.stop.store(true, Ordering::Relaxed);
+        let elapsed = self.started.elapsed();
+        let units = self
+            .units
+            .iter()
+            .map(|counter| counter.0.load(Ordering::Relaxed))
+            .sum();
+        match self.runtime {
+            RuntimeHolder::Brigade(rt) => rt.shutdown_timeout(Duration::from_secs(5)),
+            RuntimeHolder::Tokio(rt) => rt.shutdown_timeout(Duration::from_secs(5)),
+        }
+        BackgroundReport { units, elapsed }
+    }
+}
+
+struct BackgroundTask {
+    yield_kind: YieldKind,
+    iterations: u64,
+    stop: Arc<AtomicBool>,
+    units: Arc<Vec<UnitCounter>>,
+    index: usize,
+}
+
+impl BackgroundTask {
+    fn new(
+        scenario: &Scenario,
+        stop: &Arc<AtomicBool>,
+        units: &Arc<Vec<UnitCounter>>,
+        index: usize,
+    ) -> Self {
+        BackgroundTask {
+            yield_kind: scenario.variant.yield_kind,
+            iterations: scenario.unit_iterations,
+            stop: stop.clone(),
+            units: units.clone(),
+            index,
+        }
+    }
+
+    fn unit(&self) {
+        std::hint::black_box(spin(self.iterations));
+        let counter = &self.units[self.index].0;
+        counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    async fn run_brigade(self) {
+        while !self.stop.load(Ordering::Relaxed) {
+            self.unit();
+            match self.yield_kind {
+                YieldKind::BrigadeYieldNow => brigade::yield_now().await,
+                _ => brigade::yield_if_busy().await,
+            }
+        }
+    }
+
+    async fn run_tokio(self) {
+        while !self.stop.load(Ordering::Relaxed) {
+            self.unit();
+            match self.yield_kind {
+                YieldKind::TokioConsumeBudget => tokio::task::consume_budget().await,
+                _ => tokio::task::yield_now().await,
+            }
+        }
+    }
+}
+
+async fn brigade_echo_server(listener: brigade::net::TcpListener) {
+    while let Ok((stream, _)) = listener.accept().await {
+        let _ = stream.set_nodelay(true);
+        brigade::spawn(async move {
+            let mut byte = [0u8; 1];
+            while let Ok(1) = stream.read(&mut byte).await {
+                if stream.write_all(&byte).await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+async fn tokio_echo_server(listener: tokio::net::TcpListener) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    while let Ok((mut stream, _)) = listener.accept().await {
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let mut byte = [0u8; 1];
+            while let Ok(1) = stream.read(&mut byte).await {
+                if stream.write_all(&byte).await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// A connection to the echo server from a plain OS thread.
+pub struct Client {
+    stream: TcpStream,
+}
+
+impl Client {
+    /// Connects; `reply_timeout` bounds every wait for a reply.
+    pub fn connect(addr: SocketAddr, reply_timeout: Duration) -> io::Result<Client> {
+        let stream = TcpStream::connect(addr)?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(reply_timeout))?;
+        Ok(Client { stream })
+    }
+
+    /// Sends one byte and waits for its echo. An error (time-out included)
+    /// means the server did not answer in time.
+    pub fn round_trip(&mut self) -> io::Result<()> {
+        self.stream.write_all(&[1])?;
+        let mut reply = [0u8; 1];
+        self.stream.read_exact(&mut reply)
+    }
+}
+
+/// Foreground latencies of one run.
+pub struct ForegroundReport {
+    /// Latency of each answered request, in µs.
+    pub latencies_us: Histogram<u64>,
+    /// Requests due during the run.
+    pub sent: u64,
+    /// `true` if a request got no reply before the run (plus a grace
+    /// second) ended: the foreground starved.
+    pub starved: bool,
+}
+
+/// Sends a request every `period` for `duration` (open loop; see the module
+/// docs) and records each one's latency.
+pub fn measure_open_loop(
+    addr: SocketAddr,
+    duration: Duration,
+    period: Duration,
+) -> io::Result<ForegroundReport> {
+    let mut client = Client::connect(addr, duration + Duration::from_secs(1))?;
+    let mut latencies_us =
+        Histogram::new_with_bounds(1, 60_000_000, 3).map_err(io::Error::other)?;
+    let started = Instant::now();
+    let mut previous_reply = started;
+    let mut sent = 0u64;
+    loop {
+        let scheduled = started + period * sent as u32;
+        if scheduled >= started + duration {
+            break;
+        }
+        if let Some(wait) = scheduled.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let due = scheduled.max(previous_reply);
+        sent += 1;
+        if client.round_trip().is_err() {
+            return Ok(ForegroundReport {
+                latencies_us,
+                sent,
+                starved: true,
+            });
+        }
+        previous_reply = Instant::now();
+        let micros = previous_reply.duration_since(due).as_micros() as u64;
+        latencies_us.saturating_record(micros.max(1));
+    }
+    Ok(ForegroundReport {
+        latencies_us,
+        sent,
+        starved: false,
+    })
+}
+
+/// The result of one variant.
+pub struct Outcome {
+    /// The variant's name.
+    pub name: String,
+    /// Foreground latencies.
+    pub foreground: ForegroundReport,
+    /// Background CPU share: units × unit time / (elapsed × workers).
+    pub background_share: f64,
+}
+
+/// Runs one variant with `config`'s settings.
+pub fn run_variant(config: &Config, variant: Variant, unit_iterations: u64) -> io::Result<Outcome> {
+    let scenario = Scenario {
+        variant,
+        workers: config.workers,
+        background_tasks: config.background_tasks,
+        unit_iterations,
+    };
+    let running = scenario.start()?;
+    // Let the background settle before measuring.
+    std::thread::sleep(Duration::from_millis(100));
+    let foreground = measure_open_loop(running.addr, config.duration, Duration::from_millis(1))?;
+    let background = running.stop();
+    let busy_time = background.units as f64 * config.unit_us as f64 * 1e-6;
+    let background_share = busy_time / (background.elapsed.as_secs_f64() * config.workers as f64);
+    Ok(Outcome {
+        name: variant.name.to_owned(),
+        foreground,
+        background_share,
+    })
+}
+
+fn format_micros(micros: u64) -> String {
+    if micros >= 10_000 {
+        format!("{:.1} ms", micros as f64 / 1000.0)
+    } else {
+        format!("{micros} µs")
+    }
+}
+
+/// The results table.
+pub fn format_table(outcomes: &[Outcome]) -> String {
+    let mut table = String::new();
+    let _ = writeln!(
+        table,
+        "{:<24} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "variant", "p50", "p99", "p99.9", "max", "requests", "bg share"
+    );
+    for outcome in outcomes {
+        let latencies = &outcome.foreground.latencies_us;
+        let cells: [String; 4] = if latencies.is_empty() {
+            std::array::from_fn(|_| "-".to_owned())
+        } else {
+            [0.50, 0.99, 0.999, 1.0].map(|q| format_micros(latencies.value_at_quantile(q)))
+        };
+        let requests = if outcome.foreground.starved {
+            "STARVED".to_owned()
+        } else {
+            outcome.foreground.sent.to_string()
+        };
+        let share = if outcome.background_share > 0.0 {
+            format!("{:.3}", outcome.background_share)
+        } else {
+            "-".to_owned()
+        };
+        let _ = writeln!(
+            table,
+            "{:<24} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            outcome.name, cells[0], cells[1], cells[2], cells[3], requests, share
+        );
+    }
+    table
+}
+
+/// Runs the demo: every selected variant, then the table and the chart.
+pub fn run(config: &Config) -> io::Result<Vec<Outcome>> {
+    let unit_iterations = calibrate(config.unit_us);
+    println!(
+        "mixed_load: {} workers, {} background tasks × {} µs units, {:.1} s per variant \
+         (calibrated: {} iterations per unit)",
+        config.workers,
+        config.background_tasks,
+        config.unit_us,
+        config.duration.as_secs_f64(),
+        unit_iterations
+    );
+    let mut outcomes = Vec::new();
+    for variant in VARIANTS
+        .iter()
+        .filter(|variant| config.selects(variant.name))
+    {
+        println!("running {} ...", variant.name);
+        outcomes.push(run_variant(config, *variant, unit_iterations)?);
+    }
+    Ok(outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(name: &str, latencies: &[u64], starved: bool, share: f64) -> Outcome {
+        let mut histogram = Histogram::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for &latency in latencies {
+            histogram.record(latency).unwrap();
+        }
+        Outcome {
+            name: name.to_owned(),
+            foreground: ForegroundReport {
+                latencies_us: histogram,
+                sent: latencies.len() as u64,
+                starved,
+            },
+            background_share: share,
+        }
+    }
+
+    #[test]
+    fn table_has_a_row_per_variant_with_percentiles() {
+        let latencies: Vec<u64> = (1..=1000).collect();
+        let table = format_table(&[
+            outcome("idle/brigade", &latencies, false, 0.0),
+            outcome("tokio/consume_budget", &[], true, 0.99),
+        ]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3, "{table}");
+        assert!(lines[0].starts_with("variant"));
+        assert!(lines[1].starts_with("idle/brigade"));
+        assert!(
+            lines[1].contains("500 µs") && lines[1].contains("990 µs"),
+            "{table}"
+        );
+        assert!(
+            lines[2].contains("STARVED") && lines[2].contains("0.990"),
+            "{table}"
+        );
+        assert_eq!(format_micros(12_345), "12.3 ms");
+    }
+
+    #[test]
+    fn chart_is_an_svg_with_bars_and_labels() {
+        let svg = render_svg(
+            &[
+                outcome("a<b", &[100, 200, 5000], false, 0.5),
+                outcome("starving", &[], true, 0.9),
+            ],
+            "title & more",
+        );
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(
+            svg.matches("<rect x=").count(),
+            3 + 3,
+            "three bars and three legend swatches"
+        );
+        assert!(
+            svg.contains("a&lt;b") && svg.contains("title &amp; more") && svg.contains("starved")
+        );
+    }
+
+    #[test]
+    fn calibration_yields_a_positive_iteration_count() {
+        assert!(calibrate(10) >= 1);
+    }
+
+    #[test]
+    fn smoke_runs_every_variant_end_to_end() {
+        let config = Config {
+            background_tasks: 2,
+            unit_us: 10,
+            duration: Duration::from_millis(200),
+            workers: 2,
+            only: None,
+            out: std::env::temp_dir().join("brigade-mixed-load-smoke.svg"),
+        };
+        let outcomes = run(&config).unwrap();
+        assert_eq!(outcomes.len(), VARIANTS.len());
+        for outcome in &outcomes {
+            assert!(outcome.foreground.sent > 0, "{} sent nothing", outcome.name);
+        }
+        // The variants that yield properly answer every request.
+        for name in ["idle/brigade", "idle/tokio", "brigade/yield_if_busy"] {
+            let outcome = outcomes
+                .iter()
+                .find(|outcome| outcome.name == name)
+                .unwrap();
+            assert!(!outcome.foreground.starved, "{name} starved");
+            assert_eq!(
+                outcome.foreground.latencies_us.len(),
+                outcome.foreground.sent
+            );
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Command-line flags of the mixed-load demo.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Usage text.
+pub const HELP: &str = "\
+usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] [--out PATH]
+
+  --bg B        background tasks (default 8)
+  --unit-us U   µs of CPU work per background unit (default 10)
+  --secs S      seconds per variant (default 3; fractions allowed)
+  --workers W   worker threads (default: available parallelism)
+  --only NAME   run only variants whose name contains NAME (e.g. brigade, tokio, idle)
+  --out PATH    where to write the SVG chart (default target/brigade-report/mixed_load.svg)";
+
+/// The demo's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Background tasks.
+    pub background_tasks: usize,
+    /// µs of CPU work per background unit.
+    pub unit_us: u64,
+    /// Run time of each variant.
+    pub duration: Duration,
+    /// Worker threads.
+    pub workers: usize,
+    /// Run only variants whose name contains this.
+    pub only: Option<String>,
+    /// Where the SVG chart goes.
+    pub out: PathBuf,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            background_tasks: 8,
+            unit_us: 10,
+            duration: Duration::from_secs(3),
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            only: None,
+            out: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../target/brigade-report/mixed_load.svg"),
+        }
+    }
+}
+
+impl Config {
+    /// Parses the flags (without the program name). `Err` holds a message
+    /// for the user; `--help` yields `Err(HELP)`.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, String> {
+        let mut config = Config::default();
+        let mut args = args.into_iter();
+        while let Some(flag) = args.next() {
+            if flag == "--help" || flag == "-h" {
+                return Err(HELP.to_owned());
+            }
+            let mut value = || {
+                args.next()
+                    .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
+            };
+            match flag.as_str() {
+                "--bg" => config.background_tasks = parse_number(&flag, &value()?)?,
+                "--unit-us" => config.unit_us = parse_positive(&flag, &value()?)?,
+                "--workers" => config.workers = parse_positive(&flag, &value()?)?,
+                "--secs" => {
+                    let text = value()?;
+                    let secs: f64 = text
+                        .parse()
+                        .ok()
+                        .filter(|secs: &f64| secs.is_finite() && *secs > 0.0)
+                        .ok_or_else(|| {
+                            format!("--secs must be a positive number of seconds, got {text:?}")
+                        })?;
+                    config.duration = Duration::from_secs_f64(secs);
+                }
+                "--only" => config.only = Some(value()?),
+                "--out" => config.out = PathBuf::from(value()?),
+                _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
+            }
+        }
+        Ok(config)
+    }
+
+    /// Whether the variant `name` is selected by `--only`.
+    pub fn selects(&self, name: &str) -> bool {
+        self.only.as_deref().is_none_or(|only| name.contains(only))
+    }
+}
+
+fn parse_number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("{flag} must be a whole number, got {text:?}"))
+}
+
+fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
+    flag: &str,
+    text: &str,
+) -> Result<T, String> {
+    let value: T = parse_number(flag, text)?;
+    if value <= T::default() {
+        return Err(format!("{flag} must be at least 1, got {text:?}"));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Config, String> {
+        Config::parse(args.iter().map(|arg| arg.to_string()))
+    }
+
+    #[test]
+    fn defaults_and_every_flag() {
+        let defaults = parse(&[]).unwrap();
+        assert_eq!((defaults.background_tasks, defaults.unit_us), (8, 10));
+        assert_eq!(defaults.duration, Duration::from_secs(3));
+        let config = parse(&[
+            "--bg",
+            "64",
+            "--unit-us",
+            "100",
+            "--secs",
+            "0.5",
+            "--workers",
+            "4",
+            "--only",
+            "brigade",
+            "--out",
+            "x.svg",
+        ])
+        .unwrap();
+        assert_eq!(config.background_tasks, 64);
+        assert_eq!(config.unit_us, 100);
+        assert_eq!(config.duration, Duration::from_millis(500));
+        assert_eq!(config.workers, 4);
+        assert!(config.selects("brigade/yield_if_busy") && !config.selects("tokio/yield_now"));
+        assert_eq!(config.out, PathBuf::from("x.svg"));
+    }
+
+    #[test]
+    fn bad_input_is_a_clear_error() {
+        for (args, needle) in [
+            (&["--bg"][..], "--bg needs a value"),
+            (&["--bg", "many"][..], "--bg must be a whole number"),
+            (&["--workers", "0"][..], "--workers must be at least 1"),
+            (&["--secs", "-1"][..], "--secs must be a positive number"),
+            (&["--frobnicate"][..], "unknown flag"),
+        ] {
+            let error = parse(args).unwrap_err();
+            assert!(error.contains(needle), "{args:?}: {error}");
+        }
+        assert_eq!(parse(&["--help"]).unwrap_err(), HELP);
+    }
+}
