@@ -36,6 +36,7 @@ fn foreground_round_trip(c: &mut Criterion) {
                 workers,
                 background_tasks: 2 * workers,
                 unit_iterations,
+                driver_thread: false,
             };
             let running = scenario.start().expect("start the runtime under test");
             let mut client =

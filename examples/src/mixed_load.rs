@@ -111,18 +111,19 @@ pub fn spin(iterations: u64) -> u64 {
 }
 
 /// How many [`spin`] iterations take `micros` µs on this machine (the
-/// fastest of several trials, so a preempted trial does not skew it).
+/// median of several trials, so one preempted or unusually fast trial does
+/// not skew it).
 pub fn calibrate(micros: u64) -> u64 {
-    const TRIAL: u64 = 2_000_000;
-    let best = (0..5)
+    const TRIAL: u64 = 500_000;
+    let mut trials: Vec<Duration> = (0..9)
         .map(|_| {
             let started = Instant::now();
             std::hint::black_box(spin(TRIAL));
             started.elapsed()
         })
-        .min()
-        .unwrap_or(Duration::from_millis(1));
-    let per_micro = TRIAL as f64 / best.as_secs_f64() / 1e6;
+        .collect();
+    trials.sort();
+    let per_micro = TRIAL as f64 / trials[trials.len() / 2].as_secs_f64() / 1e6;
     ((per_micro * micros as f64) as u64).max(1)
 }
 
@@ -142,6 +143,8 @@ pub struct Scenario {
     pub background_tasks: usize,
     /// [`spin`] iterations per background unit.
     pub unit_iterations: u64,
+    /// brigade only: run the fallback driver thread (`Builder::driver_thread`).
+    pub driver_thread: bool,
 }
 
 enum RuntimeHolder {
@@ -183,6 +186,7 @@ impl Scenario {
             RuntimeKind::Brigade => {
                 let rt = brigade::Builder::new()
                     .worker_threads(self.workers)
+                    .driver_thread(self.driver_thread)
                     .build()?;
                 let addr = rt.block_on(async {
                     let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -414,6 +418,7 @@ pub fn run_variant(config: &Config, variant: Variant, unit_iterations: u64) -> i
         workers: config.workers,
         background_tasks: config.background_tasks,
         unit_iterations,
+        driver_thread: config.driver_thread,
     };
     let running = scenario.start()?;
     // Let the background settle before measuring.
@@ -473,22 +478,29 @@ pub fn format_table(outcomes: &[Outcome]) -> String {
 
 /// Runs the demo: every selected variant, then the table and the chart.
 pub fn run(config: &Config) -> io::Result<Vec<Outcome>> {
-    let unit_iterations = calibrate(config.unit_us);
     println!(
-        "mixed_load: {} workers, {} background tasks × {} µs units, {:.1} s per variant \
-         (calibrated: {} iterations per unit)",
+        "mixed_load: {} workers, {} background tasks × {} µs units, {:.1} s per variant{}",
         config.workers,
         config.background_tasks,
         config.unit_us,
         config.duration.as_secs_f64(),
-        unit_iterations
+        if config.driver_thread {
+            ", brigade with its fallback driver thread"
+        } else {
+            ""
+        },
     );
     let mut outcomes = Vec::new();
     for variant in VARIANTS
         .iter()
         .filter(|variant| config.selects(variant.name))
     {
-        println!("running {} ...", variant.name);
+        // Calibrated per variant: the speed of a shared machine drifts.
+        let unit_iterations = calibrate(config.unit_us);
+        println!(
+            "running {} ({unit_iterations} iterations per unit) ...",
+            variant.name
+        );
         outcomes.push(run_variant(config, *variant, unit_iterations)?);
     }
     Ok(outcomes)
@@ -569,6 +581,7 @@ mod tests {
             duration: Duration::from_millis(200),
             workers: 2,
             only: None,
+            driver_thread: false,
             out: std::env::temp_dir().join("brigade-mixed-load-smoke.svg"),
         };
         let outcomes = run(&config).unwrap();

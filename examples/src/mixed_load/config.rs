@@ -6,13 +6,16 @@ use std::time::Duration;
 /// Usage text.
 pub const HELP: &str = "\
 usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] [--out PATH]
+                  [--driver-thread]
 
   --bg B        background tasks (default 8)
   --unit-us U   µs of CPU work per background unit (default 10)
   --secs S      seconds per variant (default 3; fractions allowed)
   --workers W   worker threads (default: available parallelism)
   --only NAME   run only variants whose name contains NAME (e.g. brigade, tokio, idle)
-  --out PATH    where to write the SVG chart (default target/brigade-report/mixed_load.svg)";
+  --out PATH    where to write the SVG chart (default target/brigade-report/mixed_load.svg)
+  --driver-thread
+                brigade with its fallback driver thread (Builder::driver_thread)";
 
 /// The demo's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +32,8 @@ pub struct Config {
     pub only: Option<String>,
     /// Where the SVG chart goes.
     pub out: PathBuf,
+    /// brigade's fallback driver thread on, or off (the default).
+    pub driver_thread: bool,
 }
 
 impl Default for Config {
@@ -39,6 +44,7 @@ impl Default for Config {
             duration: Duration::from_secs(3),
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             only: None,
+            driver_thread: false,
             out: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("../target/brigade-report/mixed_load.svg"),
         }
@@ -76,6 +82,7 @@ impl Config {
                 }
                 "--only" => config.only = Some(value()?),
                 "--out" => config.out = PathBuf::from(value()?),
+                "--driver-thread" => config.driver_thread = true,
                 _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
             }
         }
@@ -130,6 +137,7 @@ mod tests {
             "brigade",
             "--out",
             "x.svg",
+            "--driver-thread",
         ])
         .unwrap();
         assert_eq!(config.background_tasks, 64);
@@ -138,6 +146,7 @@ mod tests {
         assert_eq!(config.workers, 4);
         assert!(config.selects("brigade/yield_if_busy") && !config.selects("tokio/yield_now"));
         assert_eq!(config.out, PathBuf::from("x.svg"));
+        assert!(!defaults.driver_thread && config.driver_thread);
     }
 
     #[test]

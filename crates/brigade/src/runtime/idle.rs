@@ -24,7 +24,9 @@
 //!   index onto `sleepers`; then it re-checks every queue and, if they are
 //!   all empty, sleeps (on its [`Parker`], or inside the driver's poll). When
 //!   it wakes, for whatever reason, it takes itself back out of `sleepers`
-//!   (moving idle to searching) unless a notifier already did.
+//!   unless a notifier already did, moving idle to *running* if the sleep
+//!   left tasks in its own deque (events it dispatched from the driver),
+//!   else to searching.
 //! - Whoever makes work runnable (a push to a deque, the injector or the
 //!   yield queue) calls [`Idle::notify_one`] afterwards. If no worker is
 //!   searching and one is idle, it pops a sleeper and, still under the lock,
@@ -135,28 +137,36 @@ impl Idle {
     /// Puts worker `worker` to sleep with `sleep` unless `has_work` finds
     /// something after it was counted idle. `was_searching` says whether the
     /// worker is currently counted as searching. `sleep` may return early
-    /// (spuriously).
+    /// (spuriously); `has_local_work` tells, after it returns, whether it
+    /// left tasks in the worker's own deque.
     ///
-    /// On return the worker is counted as **searching**, whether it slept or
-    /// not: it must look for work and then call
-    /// [`end_search`](Self::end_search) or park again.
+    /// Returns whether the worker is now counted as **searching** (it must
+    /// look for work and then call [`end_search`](Self::end_search) or park
+    /// again). It is not when it woke by itself with tasks in its own deque:
+    /// it then runs them without waking anyone.
     pub(crate) fn park(
         &self,
         worker: usize,
         was_searching: bool,
         has_work: impl Fn() -> bool,
         sleep: impl FnOnce(&Parker),
-    ) {
+        has_local_work: impl Fn() -> bool,
+    ) -> bool {
         self.prepare_park(worker, was_searching);
         // Pairs with the fence in `notify_one` (see "The race this closes").
         fence(Ordering::SeqCst);
-        if !has_work() {
+        let slept = !has_work();
+        if slept {
             sleep(&self.parkers[worker]);
         }
-        if !self.cancel_park(worker) {
-            // A notifier claimed us first; its unpark already happened.
-            self.parkers[worker].clear();
+        let to_running = slept && has_local_work();
+        if self.cancel_park(worker, to_running) {
+            return !to_running;
         }
+        // A notifier claimed us first (counting us as searching); its unpark
+        // already happened.
+        self.parkers[worker].clear();
+        true
     }
 
     fn prepare_park(&self, worker: usize, was_searching: bool) {
@@ -166,15 +176,17 @@ impl Idle {
         sleepers.push(worker);
     }
 
-    /// Takes `worker` back out of the sleepers. Returns `false` if a notifier
-    /// already took it (and counted it as searching).
-    fn cancel_park(&self, worker: usize) -> bool {
+    /// Takes `worker` back out of the sleepers, counting it as running or
+    /// searching. Returns `false` if a notifier already took it (and counted
+    /// it as searching).
+    fn cancel_park(&self, worker: usize, to_running: bool) -> bool {
         let mut sleepers = lock(&self.sleepers);
         let Some(position) = sleepers.iter().position(|&w| w == worker) else {
             return false;
         };
         sleepers.swap_remove(position);
-        self.state.fetch_sub(IDLE_ONE - 1, Ordering::SeqCst);
+        let delta = if to_running { IDLE_ONE } else { IDLE_ONE - 1 };
+        self.state.fetch_sub(delta, Ordering::SeqCst);
         true
     }
 
@@ -228,7 +240,7 @@ mod tests {
         assert_eq!(idle.num_searching(), 2);
         assert!(!idle.end_search());
         // Park with work available: cancelled, counted as searching again.
-        idle.park(0, true, || true, |_| unreachable!("has work"));
+        assert!(idle.park(0, true, || true, |_| unreachable!("has work"), || true));
         assert_eq!((idle.num_idle(), idle.num_searching()), (0, 1));
         assert!(idle.end_search());
         assert_eq!(idle.state.load(Ordering::SeqCst), 0);
@@ -239,7 +251,7 @@ mod tests {
         let idle = std::sync::Arc::new(Idle::new(2, Box::new(|| {})));
         let sleeper = {
             let idle = idle.clone();
-            std::thread::spawn(move || idle.park(1, false, || false, Parker::park))
+            std::thread::spawn(move || idle.park(1, false, || false, Parker::park, || false))
         };
         while idle.num_idle() == 0 {
             std::thread::yield_now();
@@ -278,8 +290,13 @@ mod loom_models {
                 if let Some(task) = injector_pop(&yield_queue) {
                     break task;
                 }
-                idle.park(0, searching, || !yield_queue.is_empty(), Parker::park);
-                searching = true;
+                searching = idle.park(
+                    0,
+                    searching,
+                    || !yield_queue.is_empty(),
+                    Parker::park,
+                    || false,
+                );
             };
             assert_eq!(got, 7);
             pusher.join().unwrap();
@@ -316,13 +333,13 @@ mod loom_models {
                                 idle.notify_all();
                                 return;
                             }
-                            idle.park(
+                            searching = idle.park(
                                 index,
                                 searching,
                                 || !queue.is_empty() || shutdown.load(Ordering::SeqCst),
                                 Parker::park,
+                                || false,
                             );
-                            searching = true;
                         }
                     })
                 })

@@ -44,6 +44,15 @@ pub(crate) struct Shared {
     start: Instant,
 }
 
+/// Where `schedule` put a task.
+enum Pushed {
+    /// The current worker's deque; `notify` is false when that worker is
+    /// parked dispatching events and will run the task itself.
+    Local { notify: bool },
+    /// The injector or the yield queue.
+    Shared,
+}
+
 impl Shared {
     pub(crate) fn new(
         stealers: Box<[Stealer<Runnable>]>,
@@ -135,27 +144,38 @@ impl Shared {
             drop(runnable);
             return;
         }
-        let to_shared_queue = context::with_current_worker(|core| match core {
+        let pushed = context::with_current_worker(|core| match core {
             Some(core) if std::ptr::eq(&**core.shared(), self) => {
                 if !info.woken_while_running {
-                    core.push_local(runnable);
-                    false
+                    Pushed::Local {
+                        notify: core.push_local(runnable),
+                    }
                 } else if runnable.metadata().take_yield_request() {
                     self.yield_queue.push(runnable);
-                    true
+                    Pushed::Shared
                 } else {
-                    core.push_local_yielded(runnable);
-                    false
+                    Pushed::Local {
+                        notify: core.push_local_yielded(runnable),
+                    }
                 }
             }
             _ => {
                 self.injector.push(runnable);
-                true
+                Pushed::Shared
             }
         });
-        self.idle.notify_one();
-        if to_shared_queue && self.shutdown.load(Ordering::SeqCst) {
-            self.drain_queues();
+        match pushed {
+            Pushed::Local { notify } => {
+                if notify {
+                    self.idle.notify_one();
+                }
+            }
+            Pushed::Shared => {
+                self.idle.notify_one();
+                if self.shutdown.load(Ordering::SeqCst) {
+                    self.drain_queues();
+                }
+            }
         }
     }
 

@@ -14,10 +14,16 @@
 //!    the yield queue included, after counting itself idle. It sleeps inside
 //!    the driver's poll if that is free, else on its own condvar.
 //!
-//! Besides, every [`EVENT_INTERVAL`] ticks the worker polls I/O and timers
-//! without blocking (if no other thread holds the driver), and it always
-//! does so right before taking from the yield queue, so network-woken
-//! foreground work beats yielded background work.
+//! Besides, every [`EVENT_INTERVAL`] ticks, and at the first tick of every
+//! ≈ 66 µs epoch, the worker polls I/O and timers without blocking (if no
+//! other thread holds the driver); it always does so right before taking
+//! from the yield queue, so network-woken foreground work beats yielded
+//! background work.
+//!
+//! Tasks woken while this worker dispatches events from inside its own
+//! driver park go to its deque without waking another worker: it is awake
+//! and about to run them. Once back, it wakes one helper only if it has more
+//! than one task queued.
 //!
 //! A task woken on a worker goes to that worker's deque (see
 //! `Shared::schedule`); the deque is FIFO, so a self-wake (`yield_now`,
@@ -58,12 +64,16 @@ pub(crate) struct Core {
     /// Set by a self-wake: check the injector before the local deque on the
     /// next tick.
     injector_first: Cell<bool>,
+    /// Set while this worker is parked (possibly dispatching driver events).
+    parked: Cell<bool>,
     /// xorshift64 state for picking steal victims.
     rng: Cell<u64>,
     /// The header of the task being polled, if any.
     current_task: Cell<Option<NonNull<TaskMeta>>>,
     /// `yield_if_busy()`'s clock amortisation.
     pub(crate) epoch_gate: EpochGate,
+    /// The periodic driver poll's clock amortisation.
+    driver_gate: EpochGate,
 }
 
 impl Core {
@@ -75,11 +85,13 @@ impl Core {
             tick: Cell::new(0),
             searching: Cell::new(false),
             injector_first: Cell::new(false),
+            parked: Cell::new(false),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
             current_task: Cell::new(None),
             epoch_gate: EpochGate::new(),
+            driver_gate: EpochGate::new(),
         }
     }
 
@@ -109,16 +121,19 @@ impl Core {
         self.local.is_empty()
     }
 
-    /// Pushes a task onto the back of this worker's deque.
-    pub(crate) fn push_local(&self, runnable: Runnable) {
+    /// Pushes a task onto the back of this worker's deque. Returns whether
+    /// an idle worker should be notified (not while this one is parked and
+    /// dispatching events: it will run the task itself).
+    pub(crate) fn push_local(&self, runnable: Runnable) -> bool {
         self.local.push(runnable);
+        !self.parked.get()
     }
 
     /// Pushes the task that just yielded onto the back of this worker's
     /// deque; the next tick looks at the injector first.
-    pub(crate) fn push_local_yielded(&self, runnable: Runnable) {
+    pub(crate) fn push_local_yielded(&self, runnable: Runnable) -> bool {
         self.injector_first.set(true);
-        self.local.push(runnable);
+        self.push_local(runnable)
     }
 
     /// The worker thread's body.
@@ -149,7 +164,8 @@ impl Core {
     fn next_task(&self) -> Option<Runnable> {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
-        if tick % EVENT_INTERVAL == 0 {
+        if tick % EVENT_INTERVAL == 0 || self.driver_gate.should_scan(|| self.shared.clock_nanos())
+        {
             self.shared.driver.poll_nonblocking();
         }
         let injector_first = self.injector_first.replace(false);
@@ -273,10 +289,22 @@ impl Core {
                 parker.park_timeout(shared.driver.time.time_to_next());
             }
         };
-        shared
-            .idle
-            .park(self.index, self.searching.get(), has_work, sleep);
-        self.searching.set(true);
+        let has_local_work = || !self.local.is_empty();
+        self.parked.set(true);
+        let searching = shared.idle.park(
+            self.index,
+            self.searching.get(),
+            has_work,
+            sleep,
+            has_local_work,
+        );
+        self.parked.set(false);
+        self.searching.set(searching);
+        // Events dispatched during the park queued tasks here without a
+        // notification; share any beyond the one this worker runs next.
+        if self.local.len() > 1 {
+            shared.idle.notify_one();
+        }
         tracing::debug!(worker = self.index, "worker unparked");
     }
 }
