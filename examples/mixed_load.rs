@@ -28,6 +28,11 @@ fn main() {
     };
     println!();
     print!("{}", mixed_load::format_table(&outcomes));
+    let relative = mixed_load::format_relative_throughput(&outcomes);
+    if !relative.is_empty() {
+        println!("\nbackground throughput relative to no yield points:");
+        print!("{relative}");
+    }
     let title = format!(
         "Foreground latency, {} workers, {} background tasks × {} µs units",
         config.workers, config.background_tasks, config.unit_us

@@ -49,6 +49,9 @@ pub enum YieldKind {
     TokioYieldNow,
     /// `tokio::task::consume_budget()`.
     TokioConsumeBudget,
+    /// No yield point at all: the reference for background throughput (the
+    /// foreground starves).
+    NoYield,
 }
 
 /// One configuration of the experiment.
@@ -93,6 +96,16 @@ pub const VARIANTS: &[Variant] = &[
         name: "tokio/consume_budget",
         runtime: RuntimeKind::Tokio,
         yield_kind: YieldKind::TokioConsumeBudget,
+    },
+    Variant {
+        name: "brigade/no_yield",
+        runtime: RuntimeKind::Brigade,
+        yield_kind: YieldKind::NoYield,
+    },
+    Variant {
+        name: "tokio/no_yield",
+        runtime: RuntimeKind::Tokio,
+        yield_kind: YieldKind::NoYield,
     },
 ];
 
@@ -281,6 +294,7 @@ impl BackgroundTask {
             self.unit();
             match self.yield_kind {
                 YieldKind::BrigadeYieldNow => brigade::yield_now().await,
+                YieldKind::NoYield => {}
                 _ => brigade::yield_if_busy().await,
             }
         }
@@ -290,7 +304,8 @@ impl BackgroundTask {
         while !self.stop.load(Ordering::Relaxed) {
             self.unit();
             match self.yield_kind {
-                YieldKind::TokioConsumeBudget => tokio::task::consume_budget().await,
+                YieldKind::TokioConsumeBudget => tokio::task::coop::consume_budget().await,
+                YieldKind::NoYield => {}
                 _ => tokio::task::yield_now().await,
             }
         }
@@ -442,6 +457,39 @@ fn format_micros(micros: u64) -> String {
     }
 }
 
+/// Background throughput of each variant relative to the `no_yield`
+/// variant of the same runtime (the cost of the yield points and of serving
+/// the foreground), one line per variant that has both.
+pub fn format_relative_throughput(outcomes: &[Outcome]) -> String {
+    let mut lines = String::new();
+    for outcome in outcomes {
+        let Some((runtime, _)) = outcome.name.split_once('/') else {
+            continue;
+        };
+        let reference = format!("{runtime}/no_yield");
+        let Some(reference) = outcomes
+            .iter()
+            .find(|candidate| candidate.name == reference)
+        else {
+            continue;
+        };
+        if outcome.name == reference.name
+            || outcome.background_share <= 0.0
+            || reference.background_share <= 0.0
+        {
+            continue;
+        }
+        let _ = writeln!(
+            lines,
+            "{:<24} {:.3} of {}",
+            outcome.name,
+            outcome.background_share / reference.background_share,
+            reference.name
+        );
+    }
+    lines
+}
+
 /// The results table.
 pub fn format_table(outcomes: &[Outcome]) -> String {
     let mut table = String::new();
@@ -546,6 +594,22 @@ mod tests {
             "{table}"
         );
         assert_eq!(format_micros(12_345), "12.3 ms");
+    }
+
+    #[test]
+    fn relative_throughput_compares_with_the_same_runtimes_reference() {
+        let outcomes = [
+            outcome("brigade/yield_if_busy", &[100], false, 0.9),
+            outcome("tokio/yield_now", &[100], false, 0.8),
+            outcome("brigade/no_yield", &[], true, 1.0),
+            outcome("idle/brigade", &[100], false, 0.0),
+        ];
+        let text = format_relative_throughput(&outcomes);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(
+            text.contains("brigade/yield_if_busy") && text.contains("0.900 of brigade/no_yield"),
+            "{text}"
+        );
     }
 
     #[test]
