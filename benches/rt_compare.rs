@@ -8,7 +8,8 @@
 //! [`Rt`] trait, and instantiated for both runtimes.
 //!
 //! Worker threads: the `BENCH_WORKERS` environment variable, else 4 (as in
-//! tokio's suite).
+//! tokio's suite). `BENCH_LATENCY_SAMPLE_EVERY` sets brigade's
+//! scheduling-latency sampling (0 turns it off, to measure its cost).
 //!
 //! Run with:
 //!
@@ -82,6 +83,7 @@ impl Rt for Brigade {
         Brigade(
             brigade::Builder::new()
                 .worker_threads(workers)
+                .latency_sample_every(latency_sample_every())
                 .build()
                 .expect("build brigade runtime"),
         )
@@ -408,6 +410,15 @@ fn benches(c: &mut Criterion) {
 
 // `criterion_group!` would generate an undocumented `pub fn`; this is what
 // it and `criterion_main!` expand to, minus that.
+/// brigade's scheduling-latency sampling: `BENCH_LATENCY_SAMPLE_EVERY` if
+/// set (0 turns sampling off, to measure its cost), else the default.
+fn latency_sample_every() -> u32 {
+    std::env::var("BENCH_LATENCY_SAMPLE_EVERY")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(brigade::DEFAULT_LATENCY_SAMPLE_EVERY)
+}
+
 fn main() {
     // Defaults that keep the whole run to a couple of minutes on 2 cores;
     // command-line options (`--measurement-time`, `--sample-size`, ...)

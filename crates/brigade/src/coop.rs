@@ -20,6 +20,12 @@
 //!    queue if any holds a task). Even the clock read is amortised
 //!    ([`EpochGate`]).
 //!
+//! In an **elastic** task (`spawn_elastic`) the fast path is skipped (the
+//! worker points the thread-local at a constant "no worker idle" for the
+//! duration of the poll), and the slow path first checks the task's CPU
+//! grant: once it is used up, the task gives way so that its next poll goes
+//! back through admission; otherwise, with an idle worker, it continues.
+//!
 //! Parking in the yield queue means: flag the task so that its self-wake is
 //! routed to the yield queue (`Shared::schedule`), wake it, return
 //! `Pending`. Workers resume it only when nothing else is waiting.
@@ -151,6 +157,18 @@ fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
         let Some(task) = core.current_task() else {
             return Poll::Ready(());
         };
+        if task.is_elastic() {
+            let shared = core.shared();
+            let used = task.grant_used().unwrap_or(0)
+                + shared.clock_nanos().saturating_sub(core.poll_started());
+            if used >= shared.admission.config().grant.as_nanos() as u64 {
+                // Back through admission on the next poll (see `admission`).
+                return give_way(core, cx);
+            }
+            if shared.idle.num_idle() > 0 {
+                return Poll::Ready(());
+            }
+        }
         match decide(core, task.replace_moved_to_back(false)) {
             Decision::Continue => Poll::Ready(()),
             Decision::MoveToBack => {

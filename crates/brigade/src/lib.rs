@@ -51,6 +51,8 @@
 mod sync;
 
 #[cfg(not(loom))]
+mod admission;
+#[cfg(not(loom))]
 mod coop;
 #[cfg(not(loom))]
 mod io;
@@ -75,12 +77,15 @@ mod runtime {
 }
 
 #[cfg(not(loom))]
+pub use admission::ElasticConfig;
+#[cfg(not(loom))]
 pub use coop::{YieldIfBusy, YieldNow, yield_if_busy, yield_now};
 #[cfg(not(loom))]
-pub use metrics::RuntimeMetrics;
+pub use metrics::{LatencySnapshot, RuntimeMetrics};
 #[cfg(not(loom))]
 pub use runtime::{
-    BuildError, Builder, Handle, Runtime, WORKER_THREADS_ENV, spawn, spawn_blocking,
+    BuildError, Builder, DEFAULT_LATENCY_SAMPLE_EVERY, Handle, Runtime, WORKER_THREADS_ENV, spawn,
+    spawn_blocking, spawn_elastic,
 };
 #[cfg(not(loom))]
 pub use task::{JoinError, JoinHandle};

@@ -1,9 +1,18 @@
-//! Runtime metrics: cheap per-worker counters, summed when read.
+//! Runtime metrics: cheap per-worker counters and latency histograms,
+//! summed when read, and the long-poll detector.
+
+mod histogram;
+pub(crate) mod long_poll;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
+
+pub(crate) use histogram::Histogram;
+pub use histogram::LatencySnapshot;
+use long_poll::PollWatch;
 
 use crate::runtime::Shared;
 
@@ -11,12 +20,34 @@ use crate::runtime::Shared;
 /// so increments are a `Relaxed` load and store, not a locked RMW; readers
 /// may see a slightly stale value. Statistics only: no protocol reads them,
 /// hence `std` atomics.
-#[derive(Default)]
 pub(crate) struct WorkerCounters {
     polls: AtomicU64,
     yields: AtomicU64,
     steals: AtomicU64,
     parks: AtomicU64,
+    /// Runnable → poll start, for sampled schedules.
+    pub(crate) scheduling_latency: Histogram,
+    /// Poll durations, for sampled polls.
+    pub(crate) poll_duration: Histogram,
+    /// Time parked in the yield queue.
+    pub(crate) yield_delay: Histogram,
+    /// What this worker is polling, for the long-poll detector.
+    pub(crate) watch: PollWatch,
+}
+
+impl Default for WorkerCounters {
+    fn default() -> Self {
+        WorkerCounters {
+            polls: AtomicU64::new(0),
+            yields: AtomicU64::new(0),
+            steals: AtomicU64::new(0),
+            parks: AtomicU64::new(0),
+            scheduling_latency: Histogram::new(),
+            poll_duration: Histogram::new(),
+            yield_delay: Histogram::new(),
+            watch: PollWatch::default(),
+        }
+    }
 }
 
 fn bump(counter: &AtomicU64) {
@@ -42,6 +73,7 @@ impl WorkerCounters {
 pub(crate) struct MetricsCells {
     workers: Box<[CachePadded<WorkerCounters>]>,
     spawned: CachePadded<AtomicU64>,
+    long_polls: AtomicU64,
 }
 
 impl MetricsCells {
@@ -49,7 +81,25 @@ impl MetricsCells {
         MetricsCells {
             workers: (0..num_workers).map(|_| CachePadded::default()).collect(),
             spawned: CachePadded::default(),
+            long_polls: AtomicU64::new(0),
         }
+    }
+
+    pub(crate) fn workers(&self) -> impl Iterator<Item = &WorkerCounters> {
+        self.workers.iter().map(|worker| &**worker)
+    }
+
+    pub(crate) fn count_long_polls(&self, count: u64) {
+        self.long_polls.fetch_add(count, Ordering::Relaxed);
+    }
+
+    /// Merges one histogram of every worker.
+    pub(crate) fn snapshot(&self, read: impl Fn(&WorkerCounters) -> &Histogram) -> LatencySnapshot {
+        let mut snapshot = LatencySnapshot::empty();
+        for worker in self.workers() {
+            read(worker).add_to(&mut snapshot);
+        }
+        snapshot
     }
 
     pub(crate) fn worker(&self, index: usize) -> &WorkerCounters {
@@ -166,6 +216,51 @@ impl RuntimeMetrics {
     /// Timers (sleeps, timeouts, intervals) registered right now.
     pub fn num_timers(&self) -> usize {
         self.shared.driver.time.len()
+    }
+
+    /// Scheduling latency since the runtime started: time from a task
+    /// becoming runnable (spawned, woken, or taken from the yield queue) to
+    /// the start of its poll, for the sampled schedules (see
+    /// [`Builder::latency_sample_every`](crate::Builder::latency_sample_every)).
+    /// Time parked in the yield queue is not included: see
+    /// [`yield_delay`](Self::yield_delay). Take the difference of two
+    /// snapshots with [`LatencySnapshot::since`] for a window.
+    pub fn scheduling_latency(&self) -> LatencySnapshot {
+        self.shared
+            .metrics
+            .snapshot(|worker| &worker.scheduling_latency)
+    }
+
+    /// Durations of the sampled polls.
+    pub fn poll_duration(&self) -> LatencySnapshot {
+        self.shared.metrics.snapshot(|worker| &worker.poll_duration)
+    }
+
+    /// How long tasks stayed parked in the yield queue.
+    pub fn yield_delay(&self) -> LatencySnapshot {
+        self.shared.metrics.snapshot(|worker| &worker.yield_delay)
+    }
+
+    /// The elastic CPU utilization limit now, as a fraction of all workers'
+    /// CPU.
+    pub fn elastic_utilization_limit(&self) -> f64 {
+        self.shared.admission.limit()
+    }
+
+    /// Elastic tasks waiting for admission right now.
+    pub fn elastic_waiting(&self) -> usize {
+        self.shared.admission.waiting()
+    }
+
+    /// CPU time used by elastic tasks since the runtime started.
+    pub fn elastic_cpu_time(&self) -> Duration {
+        self.shared.admission.cpu_time()
+    }
+
+    /// Polls that ran longer than the long-poll threshold (see
+    /// [`Builder::long_poll_threshold`](crate::Builder::long_poll_threshold)).
+    pub fn long_polls(&self) -> u64 {
+        self.shared.metrics.long_polls.load(Ordering::Relaxed)
     }
 
     /// Threads in the blocking pool right now.

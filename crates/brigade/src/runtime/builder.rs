@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::Runtime;
 use super::idle::MAX_WORKERS;
+use crate::admission::ElasticConfig;
 
 /// The environment variable that sets the default worker count.
 pub const WORKER_THREADS_ENV: &str = "BRIGADE_WORKER_THREADS";
@@ -30,7 +31,15 @@ pub struct Builder {
     pub(crate) thread_stack_size: Option<usize>,
     pub(crate) thread_keep_alive: Duration,
     pub(crate) driver_thread: bool,
+    pub(crate) elastic: ElasticConfig,
+    pub(crate) latency_sample_every: u32,
+    pub(crate) long_poll_threshold: Option<Duration>,
 }
+
+/// Default of [`Builder::latency_sample_every`]: one schedule in 8, as Go
+/// samples its scheduling latency. `benches/rt_compare.rs` with
+/// `BENCH_LATENCY_SAMPLE_EVERY=0` measures the cost against sampling off.
+pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 8;
 
 impl Default for Builder {
     fn default() -> Self {
@@ -50,6 +59,9 @@ impl Builder {
             thread_stack_size: None,
             thread_keep_alive: Duration::from_secs(10),
             driver_thread: false,
+            elastic: ElasticConfig::default(),
+            latency_sample_every: DEFAULT_LATENCY_SAMPLE_EVERY,
+            long_poll_threshold: Some(Duration::from_millis(10)),
         }
     }
 
@@ -109,6 +121,32 @@ impl Builder {
         self
     }
 
+    /// Settings of elastic admission (see [`spawn_elastic`](crate::spawn_elastic)
+    /// and [`ElasticConfig`]). Invalid values are reported by [`build`](Self::build).
+    pub fn elastic(&mut self, config: ElasticConfig) -> &mut Self {
+        self.elastic = config;
+        self
+    }
+
+    /// Records the scheduling latency of one schedule in `every` (and times
+    /// that poll); 0 disables sampling, which also leaves the elastic
+    /// controller blind. Default: [`DEFAULT_LATENCY_SAMPLE_EVERY`].
+    pub fn latency_sample_every(&mut self, every: u32) -> &mut Self {
+        self.latency_sample_every = every;
+        self
+    }
+
+    /// Polls that run longer than this without returning to the scheduler
+    /// are counted in [`RuntimeMetrics::long_polls`](crate::RuntimeMetrics::long_polls)
+    /// and reported with a `tracing` warning naming where the task was
+    /// spawned (at most once per spawn location per second). `None` disables
+    /// the detector. Default: 10 ms. Detection resolution is half the
+    /// threshold. Must be at least 1 ms.
+    pub fn long_poll_threshold(&mut self, threshold: Option<Duration>) -> &mut Self {
+        self.long_poll_threshold = threshold;
+        self
+    }
+
     /// Validates the settings and starts the runtime's worker threads.
     pub fn build(&mut self) -> Result<Runtime, BuildError> {
         let workers = self.resolved_worker_threads()?;
@@ -123,6 +161,17 @@ impl Builder {
         }
         if self.thread_stack_size == Some(0) {
             return Err(BuildError::setting("thread_stack_size", "must be non-zero"));
+        }
+        if let Some(threshold) = self.long_poll_threshold
+            && threshold < Duration::from_millis(1)
+        {
+            return Err(BuildError::setting(
+                "long_poll_threshold",
+                format!("must be at least 1 ms (or None), got {threshold:?}"),
+            ));
+        }
+        if let Err((field, problem)) = self.elastic.validate() {
+            return Err(BuildError::setting(&format!("elastic.{field}"), problem));
         }
         Runtime::start(self, workers)
     }

@@ -10,6 +10,9 @@
 //!   points at that runtime's idle/searching state word; everywhere else at
 //!   [`NOT_A_WORKER`], a constant that reads as "a worker is idle", so the
 //!   fast path is one TLS read, one load and one branch, with no null check.
+//!   While a worker polls an elastic task it points at [`FORCE_SLOW_PATH`],
+//!   a constant that reads as "no worker is idle", so every call reaches the
+//!   slow path, where the task's CPU grant is checked.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,13 +37,37 @@ thread_local! {
 #[inline(always)]
 pub(crate) fn any_worker_idle() -> bool {
     let word = IDLE_WORD.with(Cell::get);
-    // SAFETY: `IDLE_WORD` points either at the static `NOT_A_WORKER` or at
-    // the state word inside the `Shared` of the runtime this worker thread
+    // SAFETY: `IDLE_WORD` points either at one of the statics
+    // `NOT_A_WORKER` and `FORCE_SLOW_PATH`, or at the state word inside the `Shared` of the runtime this worker thread
     // belongs to; `WorkerGuard` resets it before the worker's `Core` (which
     // owns an `Arc<Shared>`) is dropped, so the pointee is alive. Relaxed:
     // the value is a hint (see `yield_if_busy`'s docs); a stale read costs at
     // most one needless slow path or one missed yield.
     unsafe { (*word).load(Ordering::Relaxed) >= IDLE_ONE }
+}
+
+/// Read by the fast path while a worker polls an elastic task: "no worker
+/// idle", so `yield_if_busy()` always reaches the slow path, which checks the
+/// task's CPU grant. Never written.
+static FORCE_SLOW_PATH: AtomicUsize = AtomicUsize::new(0);
+
+/// While alive, `yield_if_busy()` on this thread skips its fast path.
+pub(crate) struct SlowPathGuard {
+    previous: *const AtomicUsize,
+}
+
+/// Makes `yield_if_busy()` take its slow path until the guard is dropped
+/// (used around polls of elastic tasks).
+pub(crate) fn force_yield_slow_path() -> SlowPathGuard {
+    SlowPathGuard {
+        previous: IDLE_WORD.with(|word| word.replace(&FORCE_SLOW_PATH)),
+    }
+}
+
+impl Drop for SlowPathGuard {
+    fn drop(&mut self) {
+        IDLE_WORD.with(|word| word.set(self.previous));
+    }
 }
 
 /// Runs `f` with the worker core running on this thread, if any.

@@ -5,18 +5,20 @@ mod builder;
 pub(crate) mod context;
 pub(crate) mod driver;
 pub(crate) mod idle;
+mod monitor;
 mod park;
 mod shared;
 pub(crate) mod worker;
 
 use std::future::Future;
+use std::panic::Location;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
-pub use builder::{BuildError, Builder, WORKER_THREADS_ENV};
+pub use builder::{BuildError, Builder, DEFAULT_LATENCY_SAMPLE_EVERY, WORKER_THREADS_ENV};
 pub(crate) use shared::Shared;
 
 use crate::metrics::RuntimeMetrics;
@@ -76,6 +78,8 @@ struct WorkerThreads {
     running: Arc<(Mutex<usize>, Condvar)>,
     /// The fallback driver thread, if enabled.
     fallback: Option<thread::JoinHandle<()>>,
+    /// The monitor thread (elastic controller, admission, long polls).
+    monitor: Option<thread::JoinHandle<()>>,
 }
 
 impl Runtime {
@@ -99,7 +103,18 @@ impl Runtime {
             builder.thread_stack_size,
         );
         let driver = Arc::new(driver::Driver::new().map_err(BuildError::driver_failed)?);
-        let shared = Arc::new(Shared::new(stealers, blocking, driver.clone()));
+        let admission = crate::admission::Admission::new(builder.elastic.clone(), num_workers);
+        let config = shared::SchedulerConfig {
+            latency_sample_every: builder.latency_sample_every,
+            long_poll_threshold: builder.long_poll_threshold,
+        };
+        let shared = Arc::new(Shared::new(
+            stealers,
+            blocking,
+            driver.clone(),
+            admission,
+            config,
+        ));
         let running = Arc::new((Mutex::new(num_workers), Condvar::new()));
         let mut runtime = Runtime {
             handle: Handle {
@@ -109,6 +124,7 @@ impl Runtime {
                 threads: Vec::with_capacity(num_workers),
                 running: running.clone(),
                 fallback: None,
+                monitor: None,
             }),
         };
         for (index, local) in locals.into_iter().enumerate() {
@@ -134,6 +150,11 @@ impl Runtime {
                     return Err(BuildError::spawn_failed(error));
                 }
             };
+        }
+        let monitor = monitor::start(shared.clone(), format!("{}-monitor", builder.thread_name))
+            .map_err(BuildError::spawn_failed)?;
+        if let Some(workers) = runtime.workers.as_mut() {
+            workers.monitor = Some(monitor);
         }
         if builder.driver_thread {
             let name = format!("{}-driver", builder.thread_name);
@@ -175,6 +196,16 @@ impl Runtime {
         self.handle.spawn(future)
     }
 
+    /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
+    #[track_caller]
+    pub fn spawn_elastic<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn_elastic(future)
+    }
+
     /// Runs a blocking closure on the blocking pool. See
     /// [`spawn_blocking`](crate::spawn_blocking).
     #[track_caller]
@@ -206,6 +237,7 @@ impl Runtime {
         tracing::debug!("runtime shutting down");
         shared.begin_shutdown();
         let fallback = workers.fallback.take();
+        let monitor = workers.monitor.take();
         let all_stopped = workers.wait_stopped(deadline);
         if !all_stopped {
             tracing::warn!(
@@ -215,6 +247,9 @@ impl Runtime {
         // Tasks still queued, then tasks pending elsewhere: drop their futures.
         shared.drain_queues();
         shared.registry.close_and_wake_all();
+        if let Some(monitor) = monitor {
+            let _ = monitor.join();
+        }
         // Workers have left the driver, so its wake reaches the fallback thread.
         shared.driver.shutdown();
         if let Some(fallback) = fallback {
@@ -310,7 +345,17 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.spawn(future)
+        self.shared.spawn(future, Location::caller(), false)
+    }
+
+    /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
+    #[track_caller]
+    pub fn spawn_elastic<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.shared.spawn(future, Location::caller(), true)
     }
 
     /// Runs a blocking closure on the blocking pool. See
@@ -321,7 +366,7 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.shared.spawn_blocking(f)
+        self.shared.spawn_blocking(f, Location::caller())
     }
 
     /// Runs `future` to completion on the calling thread. See
@@ -411,7 +456,10 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    context::with_current("brigade::spawn", |handle| handle.spawn(future))
+    let location = Location::caller();
+    context::with_current("brigade::spawn", |handle| {
+        handle.shared.spawn(future, location, false)
+    })
 }
 
 /// Runs a blocking closure on the current runtime's blocking pool, so it
@@ -436,5 +484,57 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    context::with_current("brigade::spawn_blocking", |handle| handle.spawn_blocking(f))
+    let location = Location::caller();
+    context::with_current("brigade::spawn_blocking", |handle| {
+        handle.shared.spawn_blocking(f, location)
+    })
+}
+
+/// Spawns an **elastic** task on the current runtime: background work whose
+/// CPU use is throttled by the runtime's elastic admission controller.
+///
+/// An elastic task runs on grants of CPU time taken from a token bucket whose
+/// refill rate follows the runtime's p99 scheduling latency (see
+/// [`ElasticConfig`](crate::ElasticConfig)): while foreground tasks are
+/// scheduled promptly the limit rises towards `max_utilization`; when the p99
+/// exceeds the target it falls, and elastic tasks wait in an admission queue
+/// (off the workers) for tokens. Inside an elastic task,
+/// [`yield_if_busy`](crate::yield_if_busy) also gives way when the task has
+/// used its grant, sending it back through admission.
+///
+/// Use it for bulk work (imports, index builds, compaction) *in addition to*
+/// `yield_if_busy().await`: yield points keep latency low between them, and
+/// admission catches work whose yield points are too far apart.
+///
+/// # Panics
+/// Outside a runtime context, like [`spawn`].
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// let rows = rt.block_on(async {
+///     brigade::spawn_elastic(async {
+///         let mut rows = 0u64;
+///         for _ in 0..10_000 {
+///             rows += 1; // import one row
+///             brigade::yield_if_busy().await;
+///         }
+///         rows
+///     })
+///     .await
+/// });
+/// assert_eq!(rows.unwrap(), 10_000);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[track_caller]
+pub fn spawn_elastic<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let location = Location::caller();
+    context::with_current("brigade::spawn_elastic", |handle| {
+        handle.shared.spawn(future, location, true)
+    })
 }

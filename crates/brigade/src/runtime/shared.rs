@@ -2,9 +2,11 @@
 //! two operations at the centre of the scheduler: spawning a task and
 //! scheduling a woken one.
 
+use std::cell::Cell;
 use std::future::Future;
+use std::panic::Location;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_task::{ScheduleInfo, WithInfo};
 use crossbeam_deque::Stealer;
@@ -13,6 +15,7 @@ use super::blocking::BlockingPool;
 use super::context;
 use super::driver::Driver;
 use super::idle::Idle;
+use crate::admission::Admission;
 use crate::metrics::MetricsCells;
 use crate::sync::{AtomicBool, Injector, Ordering, injector_pop};
 use crate::task::harness::Harness;
@@ -39,9 +42,26 @@ pub(crate) struct Shared {
     pub(crate) blocking: BlockingPool,
     pub(crate) driver: Arc<Driver>,
     pub(crate) metrics: MetricsCells,
+    pub(crate) admission: Admission,
+    pub(crate) config: SchedulerConfig,
     shutdown: AtomicBool,
     /// Time zero for `clock_nanos`.
     start: Instant,
+}
+
+/// Scheduler settings from the `Builder`.
+#[derive(Debug, Clone)]
+pub(crate) struct SchedulerConfig {
+    /// Sample one schedule in this many for the scheduling-latency
+    /// histogram; 0 disables sampling.
+    pub(crate) latency_sample_every: u32,
+    /// Polls longer than this are reported; `None` disables the detector.
+    pub(crate) long_poll_threshold: Option<Duration>,
+}
+
+thread_local! {
+    /// Schedules left on this thread until the next sampled one.
+    static SAMPLE_COUNTDOWN: Cell<u32> = const { Cell::new(1) };
 }
 
 /// Where `schedule` put a task.
@@ -58,6 +78,8 @@ impl Shared {
         stealers: Box<[Stealer<Runnable>]>,
         blocking: BlockingPool,
         driver: Arc<Driver>,
+        admission: Admission,
+        config: SchedulerConfig,
     ) -> Self {
         let num_workers = stealers.len();
         let wake_driver = {
@@ -71,6 +93,8 @@ impl Shared {
             driver,
             registry: Registry::new(num_workers),
             metrics: MetricsCells::new(num_workers),
+            admission,
+            config,
             stealers,
             blocking,
             shutdown: AtomicBool::new(false),
@@ -92,7 +116,12 @@ impl Shared {
     }
 
     /// Spawns `future` as a task of this runtime.
-    pub(crate) fn spawn<F>(self: &Arc<Self>, future: F) -> JoinHandle<F::Output>
+    pub(crate) fn spawn<F>(
+        self: &Arc<Self>,
+        future: F,
+        location: &'static Location<'static>,
+        elastic: bool,
+    ) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
@@ -104,7 +133,7 @@ impl Shared {
                 move |runnable, info| shared.schedule(runnable, info)
             };
             async_task::Builder::new()
-                .metadata(TaskMeta::new(self, registry_key, id))
+                .metadata(TaskMeta::new(self, registry_key, id, location, elastic))
                 .spawn(move |meta| Harness::new(future, meta), WithInfo(schedule))
         });
         self.metrics.count_spawn();
@@ -118,7 +147,11 @@ impl Shared {
     }
 
     /// Runs `f` on the blocking pool.
-    pub(crate) fn spawn_blocking<F, R>(self: &Arc<Self>, f: F) -> JoinHandle<R>
+    pub(crate) fn spawn_blocking<F, R>(
+        self: &Arc<Self>,
+        f: F,
+        location: &'static Location<'static>,
+    ) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
@@ -129,7 +162,7 @@ impl Shared {
             move |runnable| shared.blocking.push(&shared, runnable)
         };
         let (runnable, task) = async_task::Builder::new()
-            .metadata(TaskMeta::new(self, None, id))
+            .metadata(TaskMeta::new(self, None, id, location, false))
             .spawn(move |meta| Harness::new(async move { f() }, meta), schedule);
         runnable.schedule();
         JoinHandle::new(task)
@@ -144,13 +177,20 @@ impl Shared {
             drop(runnable);
             return;
         }
+        let routed_to_yield_queue =
+            info.woken_while_running && runnable.metadata().take_yield_request();
+        if routed_to_yield_queue {
+            runnable.metadata().set_yielded_at(self.clock_nanos());
+        } else {
+            self.maybe_sample(&runnable);
+        }
         let pushed = context::with_current_worker(|core| match core {
             Some(core) if std::ptr::eq(&**core.shared(), self) => {
                 if !info.woken_while_running {
                     Pushed::Local {
                         notify: core.push_local(runnable),
                     }
-                } else if runnable.metadata().take_yield_request() {
+                } else if routed_to_yield_queue {
                     self.yield_queue.push(runnable);
                     Pushed::Shared
                 } else {
@@ -179,6 +219,35 @@ impl Shared {
         }
     }
 
+    /// Samples one schedule in `latency_sample_every` for the
+    /// scheduling-latency histogram (the countdown is per thread, so sampling
+    /// costs no shared write).
+    fn maybe_sample(&self, runnable: &Runnable) {
+        let every = self.config.latency_sample_every;
+        if every == 0 {
+            return;
+        }
+        let due = SAMPLE_COUNTDOWN.with(|countdown| {
+            let left = countdown.get().saturating_sub(1);
+            countdown.set(if left == 0 { every } else { left });
+            left == 0
+        });
+        if due {
+            runnable.metadata().set_scheduled_at(self.clock_nanos());
+        }
+    }
+
+    /// Pushes a task into the injector from outside `schedule` (the monitor
+    /// admitting elastic tasks).
+    pub(crate) fn push_injected(&self, runnable: Runnable) {
+        self.maybe_sample(&runnable);
+        self.injector.push(runnable);
+        self.idle.notify_one();
+        if self.shutdown.load(Ordering::SeqCst) {
+            self.drain_queues();
+        }
+    }
+
     /// Whether any queue a worker takes from holds a task.
     pub(crate) fn has_waiting_work(&self) -> bool {
         !self.injector.is_empty()
@@ -198,6 +267,9 @@ impl Shared {
     pub(crate) fn begin_shutdown(&self) {
         self.shutdown.store(true, Ordering::SeqCst);
         self.idle.notify_all();
+        // Under the lock the monitor waits with, so it cannot miss the flag.
+        let _admission = self.admission.lock_state();
+        self.admission.changed.notify_all();
     }
 
     /// Drops every task in the shared queues.
@@ -208,5 +280,6 @@ impl Shared {
         while let Some(runnable) = self.yield_queue.pop() {
             drop(runnable);
         }
+        self.admission.drain();
     }
 }

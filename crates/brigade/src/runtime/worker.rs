@@ -70,6 +70,8 @@ pub(crate) struct Core {
     rng: Cell<u64>,
     /// The header of the task being polled, if any.
     current_task: Cell<Option<NonNull<TaskMeta>>>,
+    /// When the current poll started (runtime-clock ns), if timed.
+    poll_started: Cell<u64>,
     /// `yield_if_busy()`'s clock amortisation.
     pub(crate) epoch_gate: EpochGate,
     /// The periodic driver poll's clock amortisation.
@@ -90,6 +92,7 @@ impl Core {
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
             current_task: Cell::new(None),
+            poll_started: Cell::new(0),
             epoch_gate: EpochGate::new(),
             driver_gate: EpochGate::new(),
         }
@@ -194,7 +197,7 @@ impl Core {
         {
             return Some(runnable);
         }
-        self.shared.yield_queue.pop()
+        self.take_from_yield_queue()
     }
 
     fn take_from_injector(&self) -> Option<Runnable> {
@@ -262,19 +265,98 @@ impl Core {
     }
 
     fn run_task(&self, runnable: Runnable) {
-        let meta = runnable.metadata();
-        if meta.is_cancelled() {
+        if runnable.metadata().is_cancelled() {
             // Dropping the runnable drops the future; the JoinHandle then
             // resolves as cancelled.
             drop(runnable);
             return;
         }
-        self.current_task.set(Some(NonNull::from(meta)));
-        self.shared.metrics.worker(self.index).count_poll();
-        // Cannot unwind: the harness catches panics from the future's `poll`
-        // and destructor.
-        runnable.run();
+        let shared = &self.shared;
+        // Taken first: a task that goes to wait for admission drops its
+        // sample, since time spent throttled is not scheduling latency.
+        let sampled_at = runnable.metadata().take_scheduled_at();
+        let elastic = runnable.metadata().is_elastic();
+        let runnable = if elastic && runnable.metadata().grant_used().is_none() {
+            match shared.admission.admit_or_enqueue(runnable) {
+                Ok(runnable) => {
+                    runnable.metadata().set_grant_used(Some(0));
+                    runnable
+                }
+                Err(()) => return, // queued for admission
+            }
+        } else {
+            runnable
+        };
+        let meta = runnable.metadata();
+        let counters = shared.metrics.worker(self.index);
+        let started = (sampled_at.is_some() || elastic).then(|| shared.clock_nanos());
+        if let (Some(at), Some(now)) = (sampled_at, started) {
+            counters.scheduling_latency.record(now.saturating_sub(at));
+        }
+        let meta_ptr = NonNull::from(meta);
+        self.current_task.set(Some(meta_ptr));
+        self.poll_started.set(started.unwrap_or(0));
+        counters.count_poll();
+        counters.watch.begin(meta.location());
+        // `run` cannot unwind: the harness catches panics from the future's
+        // `poll` and destructor.
+        if elastic {
+            // Keeps the task allocation (and its header) alive after `run`.
+            let keep_alive = runnable.waker();
+            {
+                let _slow_path = context::force_yield_slow_path();
+                runnable.run();
+            }
+            let poll_nanos = shared.clock_nanos().saturating_sub(started.unwrap_or(0));
+            // SAFETY: `keep_alive` holds a reference to the task, so its
+            // allocation, which contains the header, is not freed.
+            self.settle_elastic_poll(unsafe { meta_ptr.as_ref() }, poll_nanos);
+            drop(keep_alive);
+        } else {
+            runnable.run();
+        }
+        counters.watch.end();
+        if let (Some(_), Some(started)) = (sampled_at, started) {
+            counters
+                .poll_duration
+                .record(shared.clock_nanos().saturating_sub(started));
+        }
         self.current_task.set(None);
+    }
+
+    /// Charges an elastic task's poll to its grant; a used-up grant is
+    /// settled with the token bucket and the next poll needs a new admission.
+    /// (If another worker already picked the task up again, the two updates
+    /// may interleave: the accounting is then off by one poll, never unsafe.)
+    fn settle_elastic_poll(&self, meta: &TaskMeta, poll_nanos: u64) {
+        let admission = &self.shared.admission;
+        admission.add_cpu_time(poll_nanos);
+        let used = meta.grant_used().unwrap_or(0).saturating_add(poll_nanos);
+        if used >= admission.config().grant.as_nanos() as u64 {
+            admission.settle(std::time::Duration::from_nanos(used));
+            meta.set_grant_used(None);
+        } else {
+            meta.set_grant_used(Some(used));
+        }
+    }
+
+    /// When the current poll started (runtime-clock ns; 0 if not timed).
+    pub(crate) fn poll_started(&self) -> u64 {
+        self.poll_started.get()
+    }
+
+    /// Takes a task from the yield queue, recording how long it waited.
+    fn take_from_yield_queue(&self) -> Option<Runnable> {
+        let runnable = self.shared.yield_queue.pop()?;
+        if let Some(at) = runnable.metadata().take_yielded_at() {
+            let waited = self.shared.clock_nanos().saturating_sub(at);
+            self.shared
+                .metrics
+                .worker(self.index)
+                .yield_delay
+                .record(waited);
+        }
+        Some(runnable)
     }
 
     fn park(&self) {

@@ -9,6 +9,7 @@ pub(crate) mod harness;
 mod join;
 pub(crate) mod registry;
 
+use std::panic::Location;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
@@ -50,7 +51,25 @@ pub(crate) struct TaskMeta {
     /// The yield sentinel: the last slow-path visit of `yield_if_busy` moved
     /// this task to the back of its worker's deque. Same thread only.
     moved_to_back: AtomicBool,
+    /// Where the task was spawned, for the long-poll warning.
+    location: &'static Location<'static>,
+    /// Runs under elastic admission (`spawn_elastic`).
+    elastic: bool,
+    /// Elastic tasks: CPU nanoseconds used of the current grant, or
+    /// [`NO_GRANT`]. Written by the worker polling the task (and by the
+    /// monitor thread before it re-queues an admitted task); the queue
+    /// handoff orders those writes.
+    grant_used: AtomicU64,
+    /// When the task became runnable, in runtime-clock nanoseconds, if this
+    /// schedule was sampled for the scheduling-latency histogram; else 0.
+    /// Written before the task is pushed to a queue, read after it is popped.
+    scheduled_at: AtomicU64,
+    /// When the task was parked in the yield queue (runtime-clock ns), else 0.
+    yielded_at: AtomicU64,
 }
+
+/// `grant_used` of an elastic task that holds no grant.
+const NO_GRANT: u64 = u64::MAX;
 
 // SAFETY: `shared` is only ever turned into a `&Shared`, and `Shared` is
 // `Sync`; the pointer stays valid for as long as the header exists (see the
@@ -68,6 +87,8 @@ impl TaskMeta {
         shared: &std::sync::Arc<Shared>,
         registry_key: Option<usize>,
         id: u64,
+        location: &'static Location<'static>,
+        elastic: bool,
     ) -> Self {
         TaskMeta {
             id,
@@ -76,7 +97,66 @@ impl TaskMeta {
             cancelled: AtomicBool::new(false),
             yield_request: AtomicBool::new(false),
             moved_to_back: AtomicBool::new(false),
+            location,
+            elastic,
+            grant_used: AtomicU64::new(NO_GRANT),
+            scheduled_at: AtomicU64::new(0),
+            yielded_at: AtomicU64::new(0),
         }
+    }
+
+    pub(crate) fn location(&self) -> &'static Location<'static> {
+        self.location
+    }
+
+    pub(crate) fn is_elastic(&self) -> bool {
+        self.elastic
+    }
+
+    /// CPU used of the current grant, or `None` without a grant.
+    pub(crate) fn grant_used(&self) -> Option<u64> {
+        let used = self.grant_used.load(StdOrdering::Relaxed);
+        (used != NO_GRANT).then_some(used)
+    }
+
+    /// Sets the CPU used of the current grant: `Some(0)` starts one, `None`
+    /// ends it.
+    pub(crate) fn set_grant_used(&self, used: Option<u64>) {
+        self.grant_used
+            .store(used.unwrap_or(NO_GRANT), StdOrdering::Relaxed);
+    }
+
+    /// Marks this schedule as sampled at `now` (runtime-clock ns).
+    pub(crate) fn set_scheduled_at(&self, now: u64) {
+        self.scheduled_at.store(now.max(1), StdOrdering::Relaxed);
+    }
+
+    /// Takes the sampled schedule time, if any.
+    pub(crate) fn take_scheduled_at(&self) -> Option<u64> {
+        let at = self.scheduled_at.load(StdOrdering::Relaxed);
+        if at == 0 {
+            return None;
+        }
+        self.scheduled_at.store(0, StdOrdering::Relaxed);
+        Some(at)
+    }
+
+    /// Records when the task was parked in the yield queue; a schedule sample
+    /// taken before is dropped (time in the yield queue is not scheduling
+    /// latency).
+    pub(crate) fn set_yielded_at(&self, now: u64) {
+        self.scheduled_at.store(0, StdOrdering::Relaxed);
+        self.yielded_at.store(now.max(1), StdOrdering::Relaxed);
+    }
+
+    /// Takes the time the task was parked in the yield queue, if known.
+    pub(crate) fn take_yielded_at(&self) -> Option<u64> {
+        let at = self.yielded_at.load(StdOrdering::Relaxed);
+        if at == 0 {
+            return None;
+        }
+        self.yielded_at.store(0, StdOrdering::Relaxed);
+        Some(at)
     }
 
     pub(crate) fn next_id() -> u64 {

@@ -1,0 +1,207 @@
+//! Elastic CPU admission: the backstop for background work whose yield
+//! points are too far apart for [`yield_if_busy`](crate::yield_if_busy) to
+//! protect foreground latency on its own.
+//!
+//! A task spawned with [`spawn_elastic`](crate::spawn_elastic) runs on
+//! *grants* of CPU time ([`ElasticConfig::grant`], 10 ms by default).
+//! Before a worker polls an elastic task that holds no grant, it asks the
+//! token bucket for one: if tokens are left, the grant is taken from the
+//! bucket and the task runs; otherwise the task waits in a FIFO admission
+//! queue, off the workers, until the monitor thread sees tokens again. Each
+//! poll's duration counts against the grant; once it is used up (checked
+//! after each poll and in `yield_if_busy()`) the difference between grant
+//! and use is settled with the bucket (a refund, or debt) and the next poll
+//! needs a new admission.
+//!
+//! The bucket refills at `limit × workers` CPU-seconds per second, and holds
+//! at most one second of that. The limit is set by the [`Controller`] from
+//! the runtime's p99 scheduling latency, every sample period, on the monitor
+//! thread (`runtime/monitor.rs`).
+//!
+//! ## Protocol
+//! All bucket and queue state is under one mutex; it is touched once per
+//! grant (≈ 10 ms of CPU), not per poll. Workers enqueue and notify
+//! `changed`; the monitor thread waits on `changed` (with the time of the
+//! next tick or refill as timeout) and moves admitted tasks to the injector.
+
+mod config;
+mod controller;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::time::{Duration, Instant};
+
+pub use config::ElasticConfig;
+pub(crate) use controller::Controller;
+
+use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock};
+use crate::task::Runnable;
+
+/// The bucket is refilled to full if it has not been for this long, so a
+/// burst of debt (say, one task that ran far past its grant) cannot block
+/// elastic work indefinitely.
+const FULL_RESET_EVERY: Duration = Duration::from_secs(15);
+
+pub(crate) struct Admission {
+    config: ElasticConfig,
+    num_workers: usize,
+    state: Mutex<State>,
+    /// Signals the monitor thread: a task started waiting, or shutdown.
+    pub(crate) changed: Condvar,
+    /// Statistics readable without the lock.
+    waiting: AtomicUsize,
+    limit_bits: AtomicU64,
+    cpu_time_nanos: AtomicU64,
+}
+
+pub(crate) struct State {
+    /// CPU nanoseconds available; negative is debt.
+    tokens: f64,
+    refilled_at: Instant,
+    last_full_reset: Instant,
+    limit: f64,
+    queue: VecDeque<Runnable>,
+}
+
+impl Admission {
+    pub(crate) fn new(config: ElasticConfig, num_workers: usize) -> Self {
+        let now = Instant::now();
+        let limit = config.min_utilization;
+        let admission = Admission {
+            num_workers,
+            state: Mutex::new(State {
+                tokens: 0.0,
+                refilled_at: now,
+                last_full_reset: now,
+                limit,
+                queue: VecDeque::new(),
+            }),
+            changed: Condvar::new(),
+            waiting: AtomicUsize::new(0),
+            limit_bits: AtomicU64::new(limit.to_bits()),
+            cpu_time_nanos: AtomicU64::new(0),
+            config,
+        };
+        lock(&admission.state).tokens = admission.burst(limit);
+        admission
+    }
+
+    pub(crate) fn config(&self) -> &ElasticConfig {
+        &self.config
+    }
+
+    /// Refill rate in CPU nanoseconds per second.
+    fn rate(&self, limit: f64) -> f64 {
+        limit * self.num_workers as f64 * 1e9
+    }
+
+    fn burst(&self, limit: f64) -> f64 {
+        self.rate(limit)
+    }
+
+    fn grant_nanos(&self) -> f64 {
+        self.config.grant.as_nanos() as f64
+    }
+
+    pub(crate) fn lock_state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    fn refill(&self, state: &mut State, now: Instant) {
+        let elapsed = now
+            .saturating_duration_since(state.refilled_at)
+            .as_secs_f64();
+        let burst = self.burst(state.limit);
+        state.tokens = (state.tokens + self.rate(state.limit) * elapsed).min(burst);
+        state.refilled_at = now;
+        if now.saturating_duration_since(state.last_full_reset) >= FULL_RESET_EVERY {
+            state.tokens = burst;
+            state.last_full_reset = now;
+        }
+    }
+
+    /// A worker asks for a grant for a task about to be polled. On `Err` the
+    /// task has been queued (and the monitor told).
+    pub(crate) fn admit_or_enqueue(&self, runnable: Runnable) -> Result<Runnable, ()> {
+        let mut state = lock(&self.state);
+        self.refill(&mut state, Instant::now());
+        // FIFO: nobody jumps the queue.
+        if state.queue.is_empty() && state.tokens > 0.0 {
+            state.tokens -= self.grant_nanos();
+            return Ok(runnable);
+        }
+        tracing::trace!(
+            task = runnable.metadata().id(),
+            "elastic task waits for admission"
+        );
+        state.queue.push_back(runnable);
+        self.waiting.store(state.queue.len(), Ordering::Relaxed);
+        drop(state);
+        self.changed.notify_one();
+        Err(())
+    }
+
+    /// Settles a grant that was used for `used`: refunds what was left, or
+    /// books the overrun as debt.
+    pub(crate) fn settle(&self, used: Duration) {
+        let mut state = lock(&self.state);
+        state.tokens += self.grant_nanos() - used.as_nanos() as f64;
+    }
+
+    /// Counts elastic CPU time.
+    pub(crate) fn add_cpu_time(&self, nanos: u64) {
+        self.cpu_time_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// Takes the tasks that can be admitted now (taking a grant for each)
+    /// and says how long until tokens are back if some are left waiting.
+    /// Called by the monitor with the state locked.
+    pub(crate) fn admit_waiting(
+        &self,
+        state: &mut State,
+        now: Instant,
+    ) -> (Vec<Runnable>, Option<Duration>) {
+        self.refill(state, now);
+        let mut admitted = Vec::new();
+        while state.tokens > 0.0 {
+            let Some(runnable) = state.queue.pop_front() else {
+                break;
+            };
+            state.tokens -= self.grant_nanos();
+            admitted.push(runnable);
+        }
+        self.waiting.store(state.queue.len(), Ordering::Relaxed);
+        let refill_in = (!state.queue.is_empty()).then(|| {
+            let seconds = (-state.tokens).max(0.0) / self.rate(state.limit);
+            Duration::from_secs_f64(seconds).max(Duration::from_micros(100))
+        });
+        (admitted, refill_in)
+    }
+
+    /// Sets the utilization limit (monitor thread, state locked).
+    pub(crate) fn set_limit(&self, state: &mut State, limit: f64) {
+        self.refill(state, Instant::now());
+        state.limit = limit;
+        self.limit_bits.store(limit.to_bits(), Ordering::Relaxed);
+    }
+
+    /// Drops every waiting task (shutdown).
+    pub(crate) fn drain(&self) {
+        let queue = std::mem::take(&mut lock(&self.state).queue);
+        self.waiting.store(0, Ordering::Relaxed);
+        drop(queue);
+        self.changed.notify_all();
+    }
+
+    pub(crate) fn limit(&self) -> f64 {
+        f64::from_bits(self.limit_bits.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn cpu_time(&self) -> Duration {
+        Duration::from_nanos(self.cpu_time_nanos.load(Ordering::Relaxed))
+    }
+}

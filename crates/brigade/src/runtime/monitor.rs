@@ -1,0 +1,157 @@
+//! The monitor thread: a small thread that keeps ticking while every worker
+//! is busy. It
+//! - ticks the elastic [`Controller`] every `sample_period`, feeding it the
+//!   p99 scheduling latency over the last `window` (the difference between
+//!   the newest and the oldest of a ring of cumulative snapshots);
+//! - admits elastic tasks waiting in the admission queue as soon as the
+//!   token bucket has tokens again;
+//! - samples the workers' poll watches for the long-poll detector.
+//!
+//! It sleeps on the admission condvar (woken when a task starts waiting, and
+//! at shutdown) with the nearest of those deadlines as its timeout.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::Shared;
+use crate::admission::Controller;
+use crate::metrics::LatencySnapshot;
+use crate::metrics::long_poll::LongPollDetector;
+
+/// Starts the monitor thread.
+pub(crate) fn start(
+    shared: Arc<Shared>,
+    name: String,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(move || Monitor::new(shared).run())
+}
+
+struct Monitor {
+    shared: Arc<Shared>,
+    controller: Controller,
+    /// Cumulative scheduling-latency snapshots, one per tick, oldest first.
+    window: VecDeque<LatencySnapshot>,
+    window_len: usize,
+    next_tick: Instant,
+    detector: Option<LongPollDetector>,
+    next_watch: Instant,
+    /// The limit last reported in a debug event.
+    reported_limit: f64,
+}
+
+impl Monitor {
+    fn new(shared: Arc<Shared>) -> Self {
+        let config = shared.admission.config().clone();
+        let window_len =
+            (config.window.as_secs_f64() / config.sample_period.as_secs_f64()).round() as usize;
+        let now = Instant::now();
+        let detector = shared
+            .config
+            .long_poll_threshold
+            .map(|threshold| LongPollDetector::new(threshold, shared.num_workers()));
+        Monitor {
+            reported_limit: config.min_utilization,
+            controller: Controller::new(config.clone()),
+            window: VecDeque::with_capacity(window_len + 1),
+            window_len: window_len.max(1),
+            next_tick: now + config.sample_period,
+            next_watch: now
+                + detector
+                    .as_ref()
+                    .map_or(Duration::MAX / 4, LongPollDetector::interval),
+            detector,
+            shared,
+        }
+    }
+
+    fn run(mut self) {
+        tracing::debug!("monitor thread started");
+        let mut refill_at: Option<Instant> = None;
+        loop {
+            let admission = &self.shared.admission;
+            let mut state = admission.lock_state();
+            if self.shared.is_shutdown() {
+                break;
+            }
+            let wake_at = [Some(self.next_tick), Some(self.next_watch), refill_at]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(self.next_tick);
+            let timeout = wake_at.saturating_duration_since(Instant::now());
+            if !timeout.is_zero() {
+                state = match admission.changed.wait_timeout(state, timeout) {
+                    Ok((guard, _)) => guard,
+                    Err(poisoned) => poisoned.into_inner().0,
+                };
+            }
+            if self.shared.is_shutdown() {
+                break;
+            }
+            let now = Instant::now();
+            let (admitted, refill_in) = admission.admit_waiting(&mut state, now);
+            refill_at = refill_in.map(|wait| now + wait);
+            drop(state);
+            for runnable in admitted {
+                // A fresh grant, already taken from the bucket.
+                runnable.metadata().set_grant_used(Some(0));
+                self.shared.push_injected(runnable);
+            }
+            if now >= self.next_watch {
+                self.watch(now);
+            }
+            if now >= self.next_tick {
+                self.tick(now);
+            }
+        }
+        tracing::debug!("monitor thread stopped");
+    }
+
+    fn watch(&mut self, now: Instant) {
+        let Some(detector) = self.detector.as_mut() else {
+            return;
+        };
+        let metrics = &self.shared.metrics;
+        let ended = detector.check(metrics.workers().map(|worker| &worker.watch), now);
+        metrics.count_long_polls(ended);
+        self.next_watch = now + detector.interval();
+    }
+
+    fn tick(&mut self, now: Instant) {
+        let snapshot = self
+            .shared
+            .metrics
+            .snapshot(|worker| &worker.scheduling_latency);
+        self.window.push_back(snapshot);
+        while self.window.len() > self.window_len + 1 {
+            self.window.pop_front();
+        }
+        let (Some(oldest), Some(newest)) = (self.window.front(), self.window.back()) else {
+            return;
+        };
+        let p99 = newest.since(oldest).quantile(0.99);
+        let admission = &self.shared.admission;
+        let waiting = admission.waiting() > 0;
+        let limit = self.controller.tick(p99, waiting);
+        admission.set_limit(&mut admission.lock_state(), limit);
+        // Report moves of at least one percentage point since the last report.
+        if (limit - self.reported_limit).abs() >= 0.01 {
+            tracing::debug!(
+                limit = format_args!("{limit:.3}"),
+                previous = format_args!("{:.3}", self.reported_limit),
+                p99_us = p99.as_micros() as u64,
+                waiting,
+                "elastic utilization limit changed"
+            );
+            self.reported_limit = limit;
+        }
+        let period = admission.config().sample_period;
+        self.next_tick += period;
+        if self.next_tick <= now {
+            self.next_tick = now + period;
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! Elastic admission: the controller raises the limit for elastic work that
+//! yields well, and cuts it when elastic work with long non-yielding sections
+//! delays foreground tasks. Assertions are about direction and completion,
+//! with bounded waits; nothing asserts how fast.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use brigade::ElasticConfig;
+use common::{TIMEOUT, TIMEOUT_SECS, with_timeout};
+
+fn spin(duration: Duration) {
+    let started = Instant::now();
+    while started.elapsed() < duration {
+        std::hint::spin_loop();
+    }
+}
+
+/// Fast-moving settings so the tests take seconds, not minutes.
+fn fast_config() -> ElasticConfig {
+    ElasticConfig {
+        adjustment_per_second: 1.0, // ±0.1 per 100 ms tick
+        window: Duration::from_millis(500),
+        ..Default::default()
+    }
+}
+
+fn wait_for_limit(rt: &brigade::Runtime, what: &str, condition: impl Fn(f64) -> bool) -> f64 {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let limit = rt.metrics().elastic_utilization_limit();
+        if condition(limit) {
+            return limit;
+        }
+        assert!(Instant::now() < deadline, "{what}: limit stuck at {limit}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_limit_rises_for_elastic_work_that_yields_well() {
+    with_timeout(TIMEOUT_SECS, || {
+        // A generous target: this test is about the rise while work waits,
+        // not about how promptly a loaded CI machine schedules threads.
+        let rt = brigade::Builder::new()
+            .worker_threads(2)
+            .elastic(ElasticConfig {
+                target: Duration::from_millis(20),
+                ..fast_config()
+            })
+            .build()
+            .unwrap();
+        assert_eq!(rt.metrics().elastic_utilization_limit(), 0.05);
+        let stop = Arc::new(AtomicBool::new(false));
+        let tasks: Vec<_> = (0..4)
+            .map(|_| {
+                let stop = stop.clone();
+                rt.spawn_elastic(async move {
+                    let mut units = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        spin(Duration::from_micros(50));
+                        units += 1;
+                        brigade::yield_if_busy().await;
+                    }
+                    units
+                })
+            })
+            .collect();
+        let limit = wait_for_limit(&rt, "rise", |limit| limit >= 0.5);
+        assert!(limit <= 1.0);
+        stop.store(true, Ordering::Relaxed);
+        for task in tasks {
+            assert!(rt.block_on(task).unwrap() > 0);
+        }
+        assert!(rt.metrics().elastic_cpu_time() > Duration::ZERO);
+    });
+}
+
+#[test]
+fn the_limit_is_cut_when_long_sections_delay_the_foreground() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = brigade::Builder::new()
+            .worker_threads(2)
+            .elastic(fast_config())
+            .long_poll_threshold(None)
+            .build()
+            .unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        // Elastic work with 5 ms sections between yield points.
+        let elastic: Vec<_> = (0..2)
+            .map(|_| {
+                let stop = stop.clone();
+                rt.spawn_elastic(async move {
+                    while !stop.load(Ordering::Relaxed) {
+                        spin(Duration::from_millis(5));
+                        brigade::yield_if_busy().await;
+                    }
+                })
+            })
+            .collect();
+        // Phase 1: nothing else runs; the elastic work waits for admission
+        // and the limit climbs.
+        let peak = wait_for_limit(&rt, "rise before the foreground starts", |limit| {
+            limit >= 0.6
+        });
+        // Phase 2: a foreground ping every millisecond.
+        let foreground = {
+            let stop = stop.clone();
+            rt.spawn(async move {
+                let mut pings = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    brigade::time::sleep(Duration::from_millis(1)).await;
+                    pings += 1;
+                }
+                pings
+            })
+        };
+        let cut = wait_for_limit(&rt, "cut", |limit| limit <= peak - 0.3);
+        assert!(cut < peak);
+        stop.store(true, Ordering::Relaxed);
+        assert!(rt.block_on(foreground).unwrap() > 0);
+        for task in elastic {
+            rt.block_on(task).unwrap();
+        }
+    });
+}
+
+#[test]
+fn elastic_tasks_wait_for_admission_and_all_complete() {
+    with_timeout(TIMEOUT_SECS, || {
+        // A tiny bucket: 1 worker × 5% = 50 ms of CPU per second, 10 ms grants.
+        let rt = brigade::Builder::new()
+            .worker_threads(1)
+            .elastic(ElasticConfig {
+                min_utilization: 0.05,
+                max_utilization: 0.05,
+                ..Default::default()
+            })
+            .build()
+            .unwrap();
+        let tasks: Vec<_> = (0..8)
+            .map(|i| {
+                rt.spawn_elastic(async move {
+                    // 30 ms of CPU in 1 ms units: three grants each.
+                    for _ in 0..30 {
+                        spin(Duration::from_millis(1));
+                        brigade::yield_if_busy().await;
+                    }
+                    i
+                })
+            })
+            .collect();
+        // With 240 ms of work and 50 ms/s of budget, some must queue.
+        let deadline = Instant::now() + TIMEOUT;
+        while rt.metrics().elastic_waiting() == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "no elastic task ever waited for admission"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let done: Vec<_> = tasks
+            .into_iter()
+            .map(|task| rt.block_on(task).unwrap())
+            .collect();
+        assert_eq!(done, (0..8).collect::<Vec<_>>());
+        assert!(rt.metrics().elastic_cpu_time() >= Duration::from_millis(200));
+        // A foreground task is never subject to admission.
+        assert_eq!(
+            rt.block_on(async { brigade::spawn(async { 1 }).await.unwrap() }),
+            1
+        );
+    });
+}
+
+#[test]
+fn elastic_tasks_are_cancelled_at_shutdown_even_while_waiting() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = brigade::Builder::new()
+            .worker_threads(1)
+            .elastic(ElasticConfig {
+                max_utilization: 0.05,
+                ..Default::default()
+            })
+            .build()
+            .unwrap();
+        let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        for _ in 0..20 {
+            let guard = common::DropCounter(drops.clone());
+            rt.spawn_elastic(async move {
+                let _guard = guard;
+                loop {
+                    spin(Duration::from_millis(2));
+                    brigade::yield_if_busy().await;
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        drop(rt);
+        assert_eq!(drops.load(Ordering::SeqCst), 20);
+    });
+}
+
+#[test]
+fn invalid_elastic_settings_are_build_errors_naming_the_field() {
+    let error = brigade::Builder::new()
+        .elastic(ElasticConfig {
+            min_utilization: 0.9,
+            max_utilization: 0.5,
+            ..Default::default()
+        })
+        .build()
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("elastic.min_utilization"),
+        "{error}"
+    );
+    let error = brigade::Builder::new()
+        .elastic(ElasticConfig {
+            window: Duration::from_millis(10),
+            ..Default::default()
+        })
+        .build()
+        .unwrap_err();
+    assert!(error.to_string().contains("elastic.window"), "{error}");
+    let error = brigade::Builder::new()
+        .long_poll_threshold(Some(Duration::ZERO))
+        .build()
+        .unwrap_err();
+    assert!(error.to_string().contains("long_poll_threshold"), "{error}");
+}
