@@ -40,11 +40,32 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
+//! # Elastic tasks
+//! [`spawn_elastic`] spawns background work under *elastic admission*: it
+//! runs on grants of CPU time from a token bucket whose rate a controller
+//! adjusts from the runtime's p99 scheduling latency (CockroachDB's elastic
+//! CPU admission control). It is the backstop for work whose yield points
+//! are too far apart for `yield_if_busy` alone: when foreground tasks start
+//! waiting, elastic work is throttled. Tune it with [`ElasticConfig`].
+//!
 //! # Metrics
-//! [`Runtime::metrics`] returns a [`RuntimeMetrics`]: worker counts,
-//! [`yields`](RuntimeMetrics::yields) (how often `yield_if_busy` gave way) and
-//! [`yield_queue_depth`](RuntimeMetrics::yield_queue_depth) (how much
-//! background work is parked right now), polls, steals and parks.
+//! [`Runtime::metrics`] returns a [`RuntimeMetrics`]:
+//! - [`yields`](RuntimeMetrics::yields) (how often `yield_if_busy` gave way)
+//!   and [`yield_queue_depth`](RuntimeMetrics::yield_queue_depth) (how much
+//!   background work is parked right now);
+//! - [`scheduling_latency`](RuntimeMetrics::scheduling_latency): how long
+//!   runnable tasks waited for a worker, the number that says whether
+//!   foreground work is hurt (its p99 should stay near your target);
+//!   [`poll_duration`](RuntimeMetrics::poll_duration) and
+//!   [`yield_delay`](RuntimeMetrics::yield_delay) (how long background work
+//!   stayed parked: large values mean the runtime is busy with other work);
+//! - [`elastic_utilization_limit`](RuntimeMetrics::elastic_utilization_limit),
+//!   [`elastic_waiting`](RuntimeMetrics::elastic_waiting) and
+//!   [`elastic_cpu_time`](RuntimeMetrics::elastic_cpu_time);
+//! - [`long_polls`](RuntimeMetrics::long_polls): polls that ran past the
+//!   long-poll threshold, each also reported with a `tracing` warning that
+//!   names the spawn location (add `yield_if_busy().await` there);
+//! - worker, task, poll, steal and park counts.
 #![warn(missing_docs)]
 #![cfg_attr(loom, allow(dead_code, unused_imports, unreachable_pub))]
 
