@@ -43,6 +43,8 @@ pub enum YieldKind {
     NoBackground,
     /// `brigade::yield_if_busy()`.
     IfBusy,
+    /// `brigade::yield_if_busy()` in tasks spawned with `spawn_elastic`.
+    ElasticIfBusy,
     /// `brigade::yield_now()`.
     BrigadeYieldNow,
     /// `tokio::task::yield_now()`.
@@ -81,6 +83,11 @@ pub const VARIANTS: &[Variant] = &[
         name: "brigade/yield_if_busy",
         runtime: RuntimeKind::Brigade,
         yield_kind: YieldKind::IfBusy,
+    },
+    Variant {
+        name: "brigade/elastic+yield_if_busy",
+        runtime: RuntimeKind::Brigade,
+        yield_kind: YieldKind::ElasticIfBusy,
     },
     Variant {
         name: "brigade/yield_now",
@@ -209,7 +216,11 @@ impl Scenario {
                 })?;
                 for index in 0..background {
                     let task = BackgroundTask::new(self, &stop, &units, index);
-                    rt.spawn(task.run_brigade());
+                    if self.variant.yield_kind == YieldKind::ElasticIfBusy {
+                        rt.spawn_elastic(task.run_brigade());
+                    } else {
+                        rt.spawn(task.run_brigade());
+                    }
                 }
                 (RuntimeHolder::Brigade(rt), addr)
             }
@@ -481,7 +492,7 @@ pub fn format_relative_throughput(outcomes: &[Outcome]) -> String {
         }
         let _ = writeln!(
             lines,
-            "{:<24} {:.3} of {}",
+            "{:<30} {:.3} of {}",
             outcome.name,
             outcome.background_share / reference.background_share,
             reference.name
@@ -495,7 +506,7 @@ pub fn format_table(outcomes: &[Outcome]) -> String {
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "{:<24} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "{:<30} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
         "variant", "p50", "p99", "p99.9", "max", "requests", "bg share"
     );
     for outcome in outcomes {
@@ -517,7 +528,7 @@ pub fn format_table(outcomes: &[Outcome]) -> String {
         };
         let _ = writeln!(
             table,
-            "{:<24} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            "{:<30} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
             outcome.name, cells[0], cells[1], cells[2], cells[3], requests, share
         );
     }
