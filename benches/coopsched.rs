@@ -43,14 +43,16 @@
 //! BENCH_WORKERS=4 cargo bench -p brigade-benches --bench coopsched -- coopsched_mixed
 //! ```
 
-use std::fmt::Debug;
+mod common;
+
 use std::future::Future;
 use std::hint::black_box;
-use std::marker::PhantomData;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
+
+use common::{Brigade, Rt, Tokio};
 
 /// Size of the buffer the CPU tasks checksum.
 const BUFFER_LEN: usize = 256 * 1024;
@@ -75,148 +77,57 @@ fn expected_cpu_result() -> u32 {
     crc32fast::hash(&BUFFER).wrapping_mul(passes)
 }
 
-/// The operations a configuration needs: a runtime and its yield point.
-trait Rt: Sized + 'static {
+/// A benchmarked configuration: a runtime and the yield point its CPU tasks
+/// call.
+trait Config: 'static {
     /// Benchmark id within each group.
     const NAME: &'static str;
-    /// The error a join handle resolves to when its task failed.
-    type JoinError: Debug;
-    /// The runtime's join handle.
-    type JoinHandle<T: Send + 'static>: Future<Output = Result<T, Self::JoinError>> + Send + Unpin;
-
-    /// A multi-thread runtime with `workers` worker threads.
-    fn build(workers: usize) -> Self;
-    /// Runs `future` to completion on the calling thread.
-    fn block_on<F: Future>(&self, future: F) -> F::Output;
-    /// Spawns from inside the runtime.
-    fn spawn<F>(future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static;
-    /// The runtime's sleep.
-    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send;
+    /// The runtime.
+    type Rt: Rt;
     /// The yield point the CPU tasks call after each pass.
     fn yield_point() -> impl Future<Output = ()> + Send;
 }
 
-/// Which of brigade's yields a [`Brigade`] configuration uses.
-trait BrigadeYield: 'static {
-    /// Benchmark id within each group.
-    const NAME: &'static str;
-    /// The yield point.
-    fn yield_point() -> impl Future<Output = ()> + Send;
-}
+/// brigade, yield point `brigade::yield_if_busy()`.
+struct BrigadeYieldIfBusy;
 
-/// `brigade::yield_if_busy()`.
-struct YieldIfBusy;
-
-impl BrigadeYield for YieldIfBusy {
+impl Config for BrigadeYieldIfBusy {
     const NAME: &'static str = "brigade_yield_if_busy";
+    type Rt = Brigade;
 
     fn yield_point() -> impl Future<Output = ()> + Send {
         brigade::yield_if_busy()
     }
 }
 
-/// `brigade::yield_now()`.
-struct YieldNow;
+/// brigade, yield point `brigade::yield_now()`.
+struct BrigadeYieldNow;
 
-impl BrigadeYield for YieldNow {
+impl Config for BrigadeYieldNow {
     const NAME: &'static str = "brigade_yield_now";
+    type Rt = Brigade;
 
     fn yield_point() -> impl Future<Output = ()> + Send {
-        brigade::yield_now()
+        Brigade::yield_now()
     }
 }
 
-/// brigade's runtime, with the yield point `Y`.
-struct Brigade<Y>(brigade::Runtime, PhantomData<Y>);
+/// tokio's multi-thread runtime, yield point `tokio::task::yield_now()`.
+struct TokioYieldNow;
 
-impl<Y: BrigadeYield> Rt for Brigade<Y> {
-    const NAME: &'static str = Y::NAME;
-    type JoinError = brigade::JoinError;
-    type JoinHandle<T: Send + 'static> = brigade::JoinHandle<T>;
-
-    fn build(workers: usize) -> Self {
-        let rt = brigade::Builder::new()
-            .worker_threads(workers)
-            .build()
-            .expect("build brigade runtime");
-        Brigade(rt, PhantomData)
-    }
-
-    fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.0.block_on(future)
-    }
-
-    fn spawn<F>(future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        brigade::spawn(future)
-    }
-
-    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
-        brigade::time::sleep(duration)
-    }
-
-    fn yield_point() -> impl Future<Output = ()> + Send {
-        Y::yield_point()
-    }
-}
-
-/// tokio's multi-thread runtime, with `tokio::task::yield_now()`.
-struct Tokio(tokio::runtime::Runtime);
-
-impl Rt for Tokio {
+impl Config for TokioYieldNow {
     const NAME: &'static str = "tokio_yield_now";
-    type JoinError = tokio::task::JoinError;
-    type JoinHandle<T: Send + 'static> = tokio::task::JoinHandle<T>;
-
-    fn build(workers: usize) -> Self {
-        Tokio(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(workers)
-                .enable_time()
-                .build()
-                .expect("build tokio runtime"),
-        )
-    }
-
-    fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.0.block_on(future)
-    }
-
-    fn spawn<F>(future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        tokio::spawn(future)
-    }
-
-    fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
-        tokio::time::sleep(duration)
-    }
+    type Rt = Tokio;
 
     fn yield_point() -> impl Future<Output = ()> + Send {
-        tokio::task::yield_now()
+        Tokio::yield_now()
     }
 }
 
 /// Worker threads for both runtimes: `BENCH_WORKERS`, else the available
 /// parallelism.
 fn workers() -> usize {
-    match std::env::var("BENCH_WORKERS") {
-        Ok(value) => value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&n: &usize| n > 0)
-            .unwrap_or_else(|| panic!("BENCH_WORKERS must be a positive integer, got {value:?}")),
-        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    }
+    common::workers(std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Tasks of each kind per batch: 10 × max(workers − 1, 1).
@@ -256,13 +167,13 @@ impl Batch {
 }
 
 /// 100 ops of 50 checksum passes, a yield point after each pass.
-async fn cpu_task<R: Rt>() -> u32 {
+async fn cpu_task<C: Config>() -> u32 {
     let buffer: &[u8] = &BUFFER;
     let mut sum = 0u32;
     for _ in 0..CPU_OPS {
         for _ in 0..PASSES_PER_OP {
             sum = sum.wrapping_add(crc32fast::hash(black_box(buffer)));
-            R::yield_point().await;
+            C::yield_point().await;
         }
     }
     sum
@@ -280,16 +191,16 @@ async fn sleep_task<R: Rt>() -> Duration {
 /// Spawns one batch of `tasks` tasks of each kind the batch holds, awaits
 /// them all and returns the sleep tasks' elapsed times. Panics if a CPU task
 /// computed the wrong checksum.
-fn run_batch<R: Rt>(rt: &R, batch: Batch, tasks: usize, expected: u32) -> Vec<Duration> {
+fn run_batch<C: Config>(rt: &C::Rt, batch: Batch, tasks: usize, expected: u32) -> Vec<Duration> {
     rt.block_on(async {
         let mut cpu = Vec::with_capacity(tasks);
         let mut sleep = Vec::with_capacity(tasks);
         for _ in 0..tasks {
             if batch.cpu() {
-                cpu.push(R::spawn(cpu_task::<R>()));
+                cpu.push(C::Rt::spawn(cpu_task::<C>()));
             }
             if batch.sleep() {
-                sleep.push(R::spawn(sleep_task::<R>()));
+                sleep.push(C::Rt::spawn(sleep_task::<C::Rt>()));
             }
         }
         for handle in cpu {
@@ -304,17 +215,17 @@ fn run_batch<R: Rt>(rt: &R, batch: Batch, tasks: usize, expected: u32) -> Vec<Du
     })
 }
 
-/// One benchmark: `batch` on a fresh runtime of type `R`.
-fn bench_config<R: Rt>(group: &mut BenchmarkGroup<'_, WallTime>, batch: Batch, workers: usize) {
+/// One benchmark: `batch` on a fresh runtime of configuration `C`.
+fn bench_config<C: Config>(group: &mut BenchmarkGroup<'_, WallTime>, batch: Batch, workers: usize) {
     let tasks = num_tasks(workers);
     let expected = expected_cpu_result();
-    let rt = R::build(workers);
-    group.bench_function(R::NAME, |b| {
+    let rt = C::Rt::build(workers);
+    group.bench_function(C::NAME, |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let start = Instant::now();
-                black_box(run_batch(&rt, batch, tasks, expected));
+                black_box(run_batch::<C>(&rt, batch, tasks, expected));
                 total += start.elapsed();
             }
             total
@@ -330,9 +241,9 @@ fn benches(c: &mut Criterion) {
         // Batches take 0.1–1 s: equal-sized samples of one or a few batches
         // keep each benchmark near the measurement time.
         group.sampling_mode(SamplingMode::Flat);
-        bench_config::<Brigade<YieldIfBusy>>(&mut group, batch, workers);
-        bench_config::<Brigade<YieldNow>>(&mut group, batch, workers);
-        bench_config::<Tokio>(&mut group, batch, workers);
+        bench_config::<BrigadeYieldIfBusy>(&mut group, batch, workers);
+        bench_config::<BrigadeYieldNow>(&mut group, batch, workers);
+        bench_config::<TokioYieldNow>(&mut group, batch, workers);
         group.finish();
     }
 }
@@ -362,24 +273,24 @@ fn overhead_us(elapsed: Duration) -> f64 {
     elapsed.as_secs_f64() * 1e6 - wanted.as_secs_f64() * 1e6
 }
 
-/// Runs the report's `wait` and `mixed` batches on a fresh runtime of type
-/// `R`.
-fn measure_overhead<R: Rt>(workers: usize, rows: &mut Vec<OverheadRow>) {
+/// Runs the report's `wait` and `mixed` batches on a fresh runtime of
+/// configuration `C`.
+fn measure_overhead<C: Config>(workers: usize, rows: &mut Vec<OverheadRow>) {
     let tasks = num_tasks(workers);
     let expected = expected_cpu_result();
-    let rt = R::build(workers);
+    let rt = C::Rt::build(workers);
     for batch in [Batch::Wait, Batch::Mixed] {
         let mut overheads = Vec::with_capacity(REPORT_BATCHES * tasks);
         let mut batch_time = Duration::ZERO;
         for _ in 0..REPORT_BATCHES {
             let start = Instant::now();
-            let elapsed = run_batch(&rt, batch, tasks, expected);
+            let elapsed = run_batch::<C>(&rt, batch, tasks, expected);
             batch_time += start.elapsed();
             overheads.extend(elapsed.into_iter().map(overhead_us));
         }
         let sum: f64 = overheads.iter().sum();
         rows.push(OverheadRow {
-            config: R::NAME,
+            config: C::NAME,
             batch,
             sleep_tasks: overheads.len(),
             batch_time: batch_time / REPORT_BATCHES as u32,
@@ -397,9 +308,9 @@ fn report_overhead() {
     let workers = workers();
     let tasks = num_tasks(workers);
     let mut rows = Vec::new();
-    measure_overhead::<Brigade<YieldIfBusy>>(workers, &mut rows);
-    measure_overhead::<Brigade<YieldNow>>(workers, &mut rows);
-    measure_overhead::<Tokio>(workers, &mut rows);
+    measure_overhead::<BrigadeYieldIfBusy>(workers, &mut rows);
+    measure_overhead::<BrigadeYieldNow>(workers, &mut rows);
+    measure_overhead::<TokioYieldNow>(workers, &mut rows);
 
     println!();
     println!(

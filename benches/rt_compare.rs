@@ -5,7 +5,8 @@
 //! `tokio`, run on runtimes with the same number of worker threads, so the
 //! report puts e.g. `spawn_many_local/brigade` next to
 //! `spawn_many_local/tokio`. Each workload is written once, against the small
-//! [`Rt`] trait, and instantiated for both runtimes.
+//! [`Rt`] trait (shared with the `coopsched` bench, in `common/mod.rs`), and
+//! instantiated for both runtimes.
 //!
 //! Worker threads: the `BENCH_WORKERS` environment variable, else 4 (as in
 //! tokio's suite). `BENCH_LATENCY_SAMPLE_EVERY` sets brigade's
@@ -19,13 +20,15 @@
 //! cargo bench -p brigade-benches --bench rt_compare -- --warm-up-time 0.5 --measurement-time 1
 //! ```
 
-use std::fmt::Debug;
-use std::future::Future;
+mod common;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use criterion::{Bencher, Criterion, SamplingMode};
+
+use common::{Brigade, Rt, Tokio};
 
 /// Tasks spawned per iteration by the `spawn_many_*` workloads.
 const NUM_SPAWN: usize = 10_000;
@@ -43,131 +46,6 @@ const CHAIN_LEN: usize = 1_000;
 const STALL: Duration = Duration::from_micros(10);
 /// Worker threads when `BENCH_WORKERS` is not set.
 const DEFAULT_WORKERS: usize = 4;
-
-/// The operations the workloads need, implemented for both runtimes.
-trait Rt: Sized {
-    /// Benchmark id within each group.
-    const NAME: &'static str;
-    /// The error a join handle resolves to when its task failed.
-    type JoinError: Debug;
-    /// The runtime's join handle.
-    type JoinHandle<T: Send + 'static>: Future<Output = Result<T, Self::JoinError>> + Send + Unpin;
-
-    /// A multi-thread runtime with `workers` worker threads.
-    fn build(workers: usize) -> Self;
-    /// Runs `future` to completion on the calling thread.
-    fn block_on<F: Future>(&self, future: F) -> F::Output;
-    /// Spawns from outside the runtime, through its handle.
-    fn spawn_remote<F>(&self, future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static;
-    /// Spawns from inside the runtime (a task or `block_on`).
-    fn spawn<F>(future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static;
-    /// The runtime's unconditional yield.
-    fn yield_now() -> impl Future<Output = ()> + Send;
-}
-
-/// brigade's runtime.
-struct Brigade(brigade::Runtime);
-
-impl Rt for Brigade {
-    const NAME: &'static str = "brigade";
-    type JoinError = brigade::JoinError;
-    type JoinHandle<T: Send + 'static> = brigade::JoinHandle<T>;
-
-    fn build(workers: usize) -> Self {
-        Brigade(
-            brigade::Builder::new()
-                .worker_threads(workers)
-                .latency_sample_every(latency_sample_every())
-                .build()
-                .expect("build brigade runtime"),
-        )
-    }
-
-    fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.0.block_on(future)
-    }
-
-    fn spawn_remote<F>(&self, future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.0.spawn(future)
-    }
-
-    fn spawn<F>(future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        brigade::spawn(future)
-    }
-
-    fn yield_now() -> impl Future<Output = ()> + Send {
-        brigade::yield_now()
-    }
-}
-
-/// tokio's multi-thread runtime.
-struct Tokio(tokio::runtime::Runtime);
-
-impl Rt for Tokio {
-    const NAME: &'static str = "tokio";
-    type JoinError = tokio::task::JoinError;
-    type JoinHandle<T: Send + 'static> = tokio::task::JoinHandle<T>;
-
-    fn build(workers: usize) -> Self {
-        Tokio(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(workers)
-                .build()
-                .expect("build tokio runtime"),
-        )
-    }
-
-    fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.0.block_on(future)
-    }
-
-    fn spawn_remote<F>(&self, future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.0.spawn(future)
-    }
-
-    fn spawn<F>(future: F) -> Self::JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        tokio::spawn(future)
-    }
-
-    fn yield_now() -> impl Future<Output = ()> + Send {
-        tokio::task::yield_now()
-    }
-}
-
-/// Worker threads for both runtimes: `BENCH_WORKERS`, else 4.
-fn workers() -> usize {
-    match std::env::var("BENCH_WORKERS") {
-        Ok(value) => value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&n: &usize| n > 0)
-            .unwrap_or_else(|| panic!("BENCH_WORKERS must be a positive integer, got {value:?}")),
-        Err(_) => DEFAULT_WORKERS,
-    }
-}
 
 /// Keeps the thread busy for [`STALL`], yielding the OS thread as it spins.
 fn stall() {
@@ -189,22 +67,24 @@ fn compare(
     on_brigade: Workload<Brigade>,
     on_tokio: Workload<Tokio>,
 ) {
-    let workers = workers();
+    let workers = common::workers(DEFAULT_WORKERS);
     let mut group = c.benchmark_group(name);
     // Iterations take milliseconds: equal-sized samples keep the run short.
     group.sampling_mode(SamplingMode::Flat);
-    run_on(&mut group, workers, on_brigade);
-    run_on(&mut group, workers, on_tokio);
+    run_on(&mut group, "brigade", workers, on_brigade);
+    run_on(&mut group, "tokio", workers, on_tokio);
     group.finish();
 }
 
+/// Benchmark `id` in `group`: `workload` on a fresh runtime of type `R`.
 fn run_on<R: Rt>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    id: &str,
     workers: usize,
     workload: Workload<R>,
 ) {
     let rt = R::build(workers);
-    group.bench_function(R::NAME, |b| workload(b, &rt, workers));
+    group.bench_function(id, |b| workload(b, &rt, workers));
     drop(rt);
 }
 
@@ -383,6 +263,7 @@ fn chained_spawn<R: Rt>(b: &mut Bencher<'_>, rt: &R, _workers: usize) {
     });
 }
 
+/// Every workload, each as one group.
 fn benches(c: &mut Criterion) {
     compare(c, "spawn_many_local", spawn_many_local, spawn_many_local);
     compare(
@@ -410,15 +291,6 @@ fn benches(c: &mut Criterion) {
 
 // `criterion_group!` would generate an undocumented `pub fn`; this is what
 // it and `criterion_main!` expand to, minus that.
-/// brigade's scheduling-latency sampling: `BENCH_LATENCY_SAMPLE_EVERY` if
-/// set (0 turns sampling off, to measure its cost), else the default.
-fn latency_sample_every() -> u32 {
-    std::env::var("BENCH_LATENCY_SAMPLE_EVERY")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(brigade::DEFAULT_LATENCY_SAMPLE_EVERY)
-}
-
 fn main() {
     // Defaults that keep the whole run to a couple of minutes on 2 cores;
     // command-line options (`--measurement-time`, `--sample-size`, ...)
