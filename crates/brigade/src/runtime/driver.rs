@@ -49,6 +49,9 @@ pub(crate) struct Driver {
     poll: Mutex<PollState>,
     worker_parked: Mutex<bool>,
     fallback_cv: Condvar,
+    /// Set once at shutdown (Release) and read by the fallback thread
+    /// (Acquire); the thread is then also woken through `fallback_cv` (under
+    /// its mutex, so the wait cannot miss it) and the mio `Waker`.
     shutdown: AtomicBool,
 }
 
