@@ -17,8 +17,10 @@
 //! - A worker becomes *searching* with [`Idle::try_begin_search`] (at most
 //!   half the workers search at once, so stealing does not turn into a
 //!   stampede) and stops with [`Idle::end_search`] when it found a task. If
-//!   it was the last searcher it must call [`Idle::notify_one`]: the work
-//!   it found may be the first of several items, and nobody else is looking.
+//!   it was the last searcher and more work is queued, it must call
+//!   [`Idle::notify_one`]: nobody else is looking for that work. (It fences
+//!   between `end_search` and its look at the queues, pairing with the
+//!   pusher's fence as below.)
 //! - A worker that found nothing calls [`Idle::park`]. Under the `sleepers`
 //!   lock it moves itself from searching (or running) to idle and pushes its
 //!   index onto `sleepers`; then it re-checks every queue and, if they are
@@ -350,6 +352,61 @@ mod loom_models {
                 worker.join().unwrap();
             }
             assert_eq!(ran.load(Ordering::SeqCst), 1);
+        });
+    }
+
+    /// Two workers, two tasks pushed one after the other: the last searcher
+    /// wakes another worker only if work is still queued (after a fence).
+    /// Both tasks must run; nobody may sleep through the second push.
+    #[test]
+    fn conditional_last_searcher_wake_loses_no_task() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(2);
+        builder.check(|| {
+            let idle = Arc::new(Idle::new(2, Box::new(|| {})));
+            let queue = Arc::new(Injector::new());
+            let done = Arc::new(AtomicUsize::new(0));
+            let workers: Vec<_> = (0..2)
+                .map(|index| {
+                    let (idle, queue, done) = (idle.clone(), queue.clone(), done.clone());
+                    thread::spawn(move || {
+                        let mut searching = false;
+                        loop {
+                            if done.load(Ordering::SeqCst) == 2 {
+                                return;
+                            }
+                            if injector_pop(&queue).is_some() {
+                                if searching && idle.end_search() {
+                                    fence(Ordering::SeqCst);
+                                    if !queue.is_empty() {
+                                        idle.notify_one();
+                                    }
+                                }
+                                searching = false;
+                                if done.fetch_add(1, Ordering::SeqCst) + 1 == 2 {
+                                    idle.notify_all();
+                                }
+                                continue;
+                            }
+                            searching = idle.park(
+                                index,
+                                searching,
+                                || !queue.is_empty() || done.load(Ordering::SeqCst) == 2,
+                                Parker::park,
+                                || false,
+                            );
+                        }
+                    })
+                })
+                .collect();
+            for _ in 0..2 {
+                queue.push(());
+                idle.notify_one();
+            }
+            for worker in workers {
+                worker.join().unwrap();
+            }
+            assert_eq!(done.load(Ordering::SeqCst), 2);
         });
     }
 }

@@ -257,10 +257,21 @@ impl Core {
     }
 
     /// Called when a task was found: a searching worker stops searching and,
-    /// if it was the last searcher, wakes another (see `idle.rs`).
+    /// if it was the last searcher and more work is still queued, wakes
+    /// another (see `idle.rs`).
+    ///
+    /// Waking another only when work is visible halves the wake-ups per
+    /// remote spawn (the woken worker would find nothing and park again).
+    /// No wake-up is lost: `end_search` is a `SeqCst` RMW followed by a
+    /// `SeqCst` fence before the queues are read, and a pusher fences between
+    /// its push and its read of the searching count, so either this check
+    /// sees the push or the pusher sees no searcher and wakes a worker itself.
     fn stop_searching(&self) {
         if self.searching.replace(false) && self.shared.idle.end_search() {
-            self.shared.idle.notify_one();
+            crate::sync::fence(crate::sync::Ordering::SeqCst);
+            if self.shared.has_waiting_work() {
+                self.shared.idle.notify_one();
+            }
         }
     }
 
