@@ -166,6 +166,14 @@ fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
                 return give_way(core, cx);
             }
             if shared.idle.num_idle() > 0 {
+                // The fast path was skipped, so do its amortised I/O poll:
+                // an idle worker may be asleep outside the driver.
+                if core.epoch_gate.should_scan(|| shared.clock_nanos())
+                    && shared.driver.poll_nonblocking() > 0
+                    && !core.local_is_empty()
+                {
+                    return give_way(core, cx);
+                }
                 return Poll::Ready(());
             }
         }

@@ -42,6 +42,18 @@ use crate::time::driver::TimeDriver;
 /// thread and `yield_if_busy()`'s epoch poll bound that.
 pub(crate) const EVENT_INTERVAL: u32 = 61;
 
+/// What [`Driver::park_worker`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DriverPark {
+    /// The worker slept in the poll (or did not need to sleep).
+    Parked,
+    /// Another worker is parked in the poll: sleep on the condvar.
+    Occupied,
+    /// A busy thread held the poll a little longer: sleep on the condvar
+    /// briefly, then try again.
+    Busy,
+}
+
 /// I/O and timers of one runtime.
 pub(crate) struct Driver {
     pub(crate) reactor: Reactor,
@@ -83,14 +95,29 @@ impl Driver {
         }
     }
 
-    /// Parks a worker inside the poll. Returns `false` (without sleeping) if
-    /// another thread holds the driver; the caller then sleeps on its condvar.
-    pub(crate) fn park_worker(&self, parker: &Parker) -> bool {
-        let Ok(mut state) = self.poll.try_lock() else {
-            return false;
+    /// Parks a worker inside the poll, unless another thread holds it.
+    ///
+    /// A busy worker's non-blocking poll holds the driver for about a
+    /// microsecond; giving up then would leave nobody blocked in the poll
+    /// while this worker sleeps, and I/O would wait for the next busy poll.
+    /// So while no worker is parked in the driver, spin briefly for it, and
+    /// if that fails report [`DriverPark::Busy`]: the caller then sleeps on
+    /// its condvar only briefly before trying again.
+    pub(crate) fn park_worker(&self, parker: &Parker) -> DriverPark {
+        let mut spins = 0;
+        let mut state = loop {
+            match self.poll.try_lock() {
+                Ok(state) => break state,
+                Err(_) if *lock(&self.worker_parked) => return DriverPark::Occupied,
+                Err(_) if spins >= 100 => return DriverPark::Busy,
+                Err(_) => {
+                    spins += 1;
+                    std::hint::spin_loop();
+                }
+            }
         };
         if !parker.begin_driver_park() {
-            return true; // already notified: do not block
+            return DriverPark::Parked; // already notified: do not block
         }
         *lock(&self.worker_parked) = true;
         let timeout = self.time.time_to_next();
@@ -99,7 +126,7 @@ impl Driver {
         *lock(&self.worker_parked) = false;
         self.fallback_cv.notify_one();
         parker.end_driver_park();
-        true
+        DriverPark::Parked
     }
 
     /// Wakes whoever is blocked in the poll (worker or fallback thread).

@@ -38,7 +38,7 @@ use std::sync::Arc;
 
 use crossbeam_deque::{Steal, Worker};
 
-use super::driver::EVENT_INTERVAL;
+use super::driver::{DriverPark, EVENT_INTERVAL};
 use super::{Handle, Shared, context};
 use crate::coop::EpochGate;
 use crate::task::{Runnable, TaskMeta};
@@ -50,6 +50,10 @@ use crate::task::{Runnable, TaskMeta};
 /// per 61 polls when there is nothing to find, and, being prime, does not
 /// fall into step with other periodic work in the loop.
 pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = 61;
+
+/// How long an idle worker that found the driver briefly busy sleeps before
+/// trying to park in it again.
+const DRIVER_RETRY: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// The state of one worker, owned by its thread's run loop and reachable
 /// through `context::with_current_worker` while the loop runs. Everything
@@ -376,11 +380,16 @@ impl Core {
         tracing::debug!(worker = self.index, "worker parking");
         let has_work = || shared.has_waiting_work() || shared.is_shutdown();
         let sleep = |parker: &super::park::Parker| {
-            if !shared.driver.park_worker(parker) {
-                // Another thread polls the driver; wake for the next timer in
-                // case it stops polling before then.
-                parker.park_timeout(shared.driver.time.time_to_next());
-            }
+            let timeout = match shared.driver.park_worker(parker) {
+                DriverPark::Parked => return,
+                // Another worker sleeps in the poll; wake for the next timer
+                // in case it stops polling before then.
+                DriverPark::Occupied => shared.driver.time.time_to_next(),
+                // Retry the driver soon (a spurious return is handled by
+                // `Idle::park`).
+                DriverPark::Busy => Some(DRIVER_RETRY),
+            };
+            parker.park_timeout(timeout);
         };
         let has_local_work = || !self.local.is_empty();
         self.parked.set(true);
