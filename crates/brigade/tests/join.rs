@@ -293,26 +293,21 @@ impl Drop for PanicOnDrop {
     }
 }
 
-#[test]
-fn a_destructor_panic_after_completion_is_the_tasks_panic() {
-    common::with_timeout(common::TIMEOUT_SECS, || {
-        let rt = brigade::Builder::new().worker_threads(1).build().unwrap();
-        let result = rt.block_on(async {
-            brigade::spawn(async {
-                let _guard = PanicOnDrop;
-                std::future::ready(()).await;
-                5
-            })
-            .await
-        });
+#[brigade::test(worker_threads = 1)]
+async fn a_destructor_panic_after_completion_is_the_tasks_panic() {
+    common::bounded(async {
+        let result = brigade::spawn(async {
+            let _guard = PanicOnDrop;
+            std::future::ready(()).await;
+            5
+        })
+        .await;
         let error = result.unwrap_err();
         assert!(error.is_panic(), "{error}");
         // The worker survived.
-        assert_eq!(
-            rt.block_on(async { brigade::spawn(async { 1 }).await.unwrap() }),
-            1
-        );
-    });
+        assert_eq!(brigade::spawn(async { 1 }).await.unwrap(), 1);
+    })
+    .await;
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use brigade::net::{TcpListener, TcpStream, UdpSocket};
-use common::{TIMEOUT_SECS, with_timeout};
+use common::{TIMEOUT_SECS, bounded, with_timeout};
 
 fn runtime(workers: usize) -> brigade::Runtime {
     brigade::Builder::new()
@@ -20,98 +20,92 @@ fn runtime(workers: usize) -> brigade::Runtime {
         .expect("runtime")
 }
 
-#[test]
-fn tcp_echo_100_connections_times_1000_messages() {
-    with_timeout(TIMEOUT_SECS, || {
-        let rt = runtime(2);
-        rt.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let server = brigade::spawn(async move {
-                for _ in 0..100 {
-                    let (stream, _) = listener.accept().await.unwrap();
-                    brigade::spawn(async move {
-                        let mut buf = [0u8; 8];
-                        loop {
-                            match stream.read(&mut buf).await.unwrap() {
-                                0 => break,
-                                n => stream.write_all(&buf[..n]).await.unwrap(),
-                            }
+#[brigade::test(worker_threads = 2)]
+async fn tcp_echo_100_connections_times_1000_messages() {
+    bounded(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = brigade::spawn(async move {
+            for _ in 0..100 {
+                let (stream, _) = listener.accept().await.unwrap();
+                brigade::spawn(async move {
+                    let mut buf = [0u8; 8];
+                    loop {
+                        match stream.read(&mut buf).await.unwrap() {
+                            0 => break,
+                            n => stream.write_all(&buf[..n]).await.unwrap(),
                         }
-                    });
-                }
-            });
-            let clients: Vec<_> = (0..100u64)
-                .map(|client| {
-                    brigade::spawn(async move {
-                        let stream = TcpStream::connect(addr).await.unwrap();
-                        stream.set_nodelay(true).unwrap();
-                        for message in 0..1000u64 {
-                            let sent = (client << 32 | message).to_le_bytes();
-                            stream.write_all(&sent).await.unwrap();
-                            let mut echoed = [0u8; 8];
-                            stream.read_exact(&mut echoed).await.unwrap();
-                            assert_eq!(sent, echoed);
-                        }
-                        stream.shutdown(Shutdown::Write).unwrap();
-                        1000u64
-                    })
+                    }
+                });
+            }
+        });
+        let clients: Vec<_> = (0..100u64)
+            .map(|client| {
+                brigade::spawn(async move {
+                    let stream = TcpStream::connect(addr).await.unwrap();
+                    stream.set_nodelay(true).unwrap();
+                    for message in 0..1000u64 {
+                        let sent = (client << 32 | message).to_le_bytes();
+                        stream.write_all(&sent).await.unwrap();
+                        let mut echoed = [0u8; 8];
+                        stream.read_exact(&mut echoed).await.unwrap();
+                        assert_eq!(sent, echoed);
+                    }
+                    stream.shutdown(Shutdown::Write).unwrap();
+                    1000u64
                 })
-                .collect();
-            let mut total = 0;
-            for client in clients {
-                total += client.await.unwrap();
-            }
-            server.await.unwrap();
-            assert_eq!(total, 100_000);
-        });
-    });
+            })
+            .collect();
+        let mut total = 0;
+        for client in clients {
+            total += client.await.unwrap();
+        }
+        server.await.unwrap();
+        assert_eq!(total, 100_000);
+    })
+    .await;
 }
 
-#[test]
-fn udp_ping_pong() {
-    with_timeout(TIMEOUT_SECS, || {
-        let rt = runtime(2);
-        rt.block_on(async {
-            let ponger = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let pinger = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let ponger_addr = ponger.local_addr().unwrap();
-            pinger.connect(ponger_addr).await.unwrap();
-            let echo = brigade::spawn(async move {
-                let mut buf = [0u8; 64];
-                for _ in 0..1000 {
-                    let (n, from) = ponger.recv_from(&mut buf).await.unwrap();
-                    ponger.send_to(&buf[..n], from).await.unwrap();
-                }
-            });
+#[brigade::test(worker_threads = 2)]
+async fn udp_ping_pong() {
+    bounded(async {
+        let ponger = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let pinger = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let ponger_addr = ponger.local_addr().unwrap();
+        pinger.connect(ponger_addr).await.unwrap();
+        let echo = brigade::spawn(async move {
             let mut buf = [0u8; 64];
-            for round in 0..1000u32 {
-                // Loopback UDP does not drop at this rate, but a lost
-                // datagram must fail the test, not hang it.
-                pinger.send(&round.to_le_bytes()).await.unwrap();
-                let n = brigade::time::timeout(Duration::from_secs(10), pinger.recv(&mut buf))
-                    .await
-                    .expect("datagram lost")
-                    .unwrap();
-                assert_eq!(&buf[..n], &round.to_le_bytes());
+            for _ in 0..1000 {
+                let (n, from) = ponger.recv_from(&mut buf).await.unwrap();
+                ponger.send_to(&buf[..n], from).await.unwrap();
             }
-            echo.await.unwrap();
         });
-    });
+        let mut buf = [0u8; 64];
+        for round in 0..1000u32 {
+            // Loopback UDP does not drop at this rate, but a lost
+            // datagram must fail the test, not hang it.
+            pinger.send(&round.to_le_bytes()).await.unwrap();
+            let n = brigade::time::timeout(Duration::from_secs(10), pinger.recv(&mut buf))
+                .await
+                .expect("datagram lost")
+                .unwrap();
+            assert_eq!(&buf[..n], &round.to_le_bytes());
+        }
+        echo.await.unwrap();
+    })
+    .await;
 }
 
-#[test]
-fn binding_an_address_in_use_is_an_error() {
-    with_timeout(TIMEOUT_SECS, || {
-        let rt = runtime(1);
-        rt.block_on(async {
-            let first = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let error = TcpListener::bind(first.local_addr().unwrap())
-                .await
-                .unwrap_err();
-            assert_eq!(error.kind(), io::ErrorKind::AddrInUse);
-        });
-    });
+#[brigade::test(worker_threads = 1)]
+async fn binding_an_address_in_use_is_an_error() {
+    bounded(async {
+        let first = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let error = TcpListener::bind(first.local_addr().unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::AddrInUse);
+    })
+    .await;
 }
 
 #[test]
@@ -264,33 +258,31 @@ fn io_and_timers_complete_while_every_worker_runs_background_loops() {
     });
 }
 
-#[test]
-fn futures_io_and_tokio_io_traits_work() {
-    with_timeout(TIMEOUT_SECS, || {
-        let rt = runtime(2);
-        rt.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let server = brigade::spawn(async move {
-                let (mut stream, _) = listener.accept().await.unwrap();
-                let mut line = [0u8; 4];
-                tokio::io::AsyncReadExt::read_exact(&mut stream, &mut line)
-                    .await
-                    .unwrap();
-                tokio::io::AsyncWriteExt::write_all(&mut stream, &line)
-                    .await
-                    .unwrap();
-            });
-            let mut client = TcpStream::connect(addr).await.unwrap();
-            futures_lite::AsyncWriteExt::write_all(&mut client, b"ping")
+#[brigade::test(worker_threads = 2)]
+async fn futures_io_and_tokio_io_traits_work() {
+    bounded(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = brigade::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut line = [0u8; 4];
+            tokio::io::AsyncReadExt::read_exact(&mut stream, &mut line)
                 .await
                 .unwrap();
-            let mut reply = [0u8; 4];
-            futures_lite::AsyncReadExt::read_exact(&mut client, &mut reply)
+            tokio::io::AsyncWriteExt::write_all(&mut stream, &line)
                 .await
                 .unwrap();
-            assert_eq!(&reply, b"ping");
-            server.await.unwrap();
         });
-    });
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        futures_lite::AsyncWriteExt::write_all(&mut client, b"ping")
+            .await
+            .unwrap();
+        let mut reply = [0u8; 4];
+        futures_lite::AsyncReadExt::read_exact(&mut client, &mut reply)
+            .await
+            .unwrap();
+        assert_eq!(&reply, b"ping");
+        server.await.unwrap();
+    })
+    .await;
 }

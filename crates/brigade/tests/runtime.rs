@@ -9,30 +9,28 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 
-use brigade::{Builder, JoinHandle, Runtime};
+use brigade::{Builder, Handle, JoinHandle, Runtime};
 use common::{
-    DropCounter, TIMEOUT, TIMEOUT_SECS, channel, local_block_on, poll_once, wait_until,
+    DropCounter, TIMEOUT, TIMEOUT_SECS, bounded, channel, local_block_on, poll_once, wait_until,
     with_timeout,
 };
 
 const MILLION: u64 = 1_000_000;
 
-#[test]
-fn a_million_tasks_spawned_from_block_on_all_complete() {
-    let (sum, spawned) = with_timeout(TIMEOUT_SECS, || {
-        let rt = Runtime::new().unwrap();
-        let sum = rt.block_on(async {
-            let handles: Vec<JoinHandle<u64>> = (0..MILLION)
-                .map(|n| brigade::spawn(async move { n }))
-                .collect();
-            let mut sum = 0;
-            for handle in handles {
-                sum += handle.await.unwrap();
-            }
-            sum
-        });
-        (sum, rt.metrics().spawned_tasks_count())
-    });
+/// On the default runtime (one worker per CPU, like `Runtime::new()`).
+#[brigade::test]
+async fn a_million_tasks_spawned_from_block_on_all_complete() {
+    let (sum, spawned) = bounded(async {
+        let handles: Vec<JoinHandle<u64>> = (0..MILLION)
+            .map(|n| brigade::spawn(async move { n }))
+            .collect();
+        let mut sum = 0;
+        for handle in handles {
+            sum += handle.await.unwrap();
+        }
+        (sum, Handle::current().metrics().spawned_tasks_count())
+    })
+    .await;
     assert_eq!(sum, MILLION * (MILLION - 1) / 2);
     assert!(spawned >= MILLION, "spawned_tasks_count() = {spawned}");
 }

@@ -7,71 +7,65 @@ mod common;
 use std::time::{Duration, Instant};
 
 use brigade::time::{MissedTickBehavior, interval, sleep, sleep_until, timeout};
-use common::{TIMEOUT_SECS, with_timeout};
+use common::{TIMEOUT_SECS, bounded, with_timeout};
 
 fn runtime() -> brigade::Runtime {
     brigade::Builder::new().worker_threads(2).build().unwrap()
 }
 
-#[test]
-fn sleep_never_ends_before_its_deadline() {
-    with_timeout(TIMEOUT_SECS, || {
-        let rt = runtime();
-        rt.block_on(async {
-            for ms in [0u64, 1, 3, 10, 70] {
-                let started = Instant::now();
-                sleep(Duration::from_millis(ms)).await;
-                assert!(started.elapsed() >= Duration::from_millis(ms));
-            }
-            let deadline = Instant::now() + Duration::from_millis(5);
-            sleep_until(deadline).await;
-            assert!(Instant::now() >= deadline);
-        });
-    });
-}
-
-#[test]
-fn timeout_fires_and_passes_ready_values_through() {
-    with_timeout(TIMEOUT_SECS, || {
-        let rt = runtime();
-        rt.block_on(async {
-            assert_eq!(timeout(Duration::ZERO, async { 5 }).await, Ok(5));
-            assert_eq!(
-                timeout(Duration::from_secs(30), sleep(Duration::from_millis(1))).await,
-                Ok(())
-            );
+#[brigade::test(worker_threads = 2)]
+async fn sleep_never_ends_before_its_deadline() {
+    bounded(async {
+        for ms in [0u64, 1, 3, 10, 70] {
             let started = Instant::now();
-            let result = timeout(Duration::from_millis(20), std::future::pending::<()>()).await;
-            assert!(result.is_err());
-            assert!(started.elapsed() >= Duration::from_millis(20));
-            let error: std::io::Error = result.unwrap_err().into();
-            assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
-        });
-    });
+            sleep(Duration::from_millis(ms)).await;
+            assert!(started.elapsed() >= Duration::from_millis(ms));
+        }
+        let deadline = Instant::now() + Duration::from_millis(5);
+        sleep_until(deadline).await;
+        assert!(Instant::now() >= deadline);
+    })
+    .await;
 }
 
-#[test]
-fn interval_ticks_on_schedule() {
-    with_timeout(TIMEOUT_SECS, || {
-        let rt = runtime();
-        rt.block_on(async {
-            let period = Duration::from_millis(3);
-            let mut ticker = interval(period);
-            let first = ticker.tick().await;
-            let mut previous = first;
-            for _ in 0..5 {
-                let tick = ticker.tick().await;
-                assert_eq!(tick - previous, period, "Burst keeps the schedule");
-                assert!(Instant::now() >= tick);
-                previous = tick;
-            }
-            ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
-            std::thread::sleep(Duration::from_millis(10));
-            let late = ticker.tick().await;
-            let next = ticker.tick().await;
-            assert!(next - late >= period);
-        });
-    });
+#[brigade::test(worker_threads = 2)]
+async fn timeout_fires_and_passes_ready_values_through() {
+    bounded(async {
+        assert_eq!(timeout(Duration::ZERO, async { 5 }).await, Ok(5));
+        assert_eq!(
+            timeout(Duration::from_secs(30), sleep(Duration::from_millis(1))).await,
+            Ok(())
+        );
+        let started = Instant::now();
+        let result = timeout(Duration::from_millis(20), std::future::pending::<()>()).await;
+        assert!(result.is_err());
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        let error: std::io::Error = result.unwrap_err().into();
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+    })
+    .await;
+}
+
+#[brigade::test(worker_threads = 2)]
+async fn interval_ticks_on_schedule() {
+    bounded(async {
+        let period = Duration::from_millis(3);
+        let mut ticker = interval(period);
+        let first = ticker.tick().await;
+        let mut previous = first;
+        for _ in 0..5 {
+            let tick = ticker.tick().await;
+            assert_eq!(tick - previous, period, "Burst keeps the schedule");
+            assert!(Instant::now() >= tick);
+            previous = tick;
+        }
+        ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        std::thread::sleep(Duration::from_millis(10));
+        let late = ticker.tick().await;
+        let next = ticker.tick().await;
+        assert!(next - late >= period);
+    })
+    .await;
 }
 
 #[test]

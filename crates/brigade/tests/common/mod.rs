@@ -55,6 +55,49 @@ where
     }
 }
 
+/// Bounds the body of an async test (`#[brigade::test]`): panics if `body`
+/// is still pending after [`TIMEOUT`], measured by a brigade timer. In case
+/// the runtime is too broken for that timer to fire, a watchdog thread also
+/// aborts the test process, with a message, if the body is still running
+/// [`TIMEOUT`] later.
+///
+/// The timer counts in `RuntimeMetrics::num_timers` while the body runs.
+pub(crate) async fn bounded<F: Future>(body: F) -> F::Output {
+    let _watchdog = Watchdog::start(2 * TIMEOUT);
+    brigade::time::timeout(TIMEOUT, body)
+        .await
+        .unwrap_or_else(|_| {
+            panic!("test body did not finish within {TIMEOUT_SECS} s: something hangs")
+        })
+}
+
+/// Aborts the process unless dropped within the given time.
+struct Watchdog {
+    /// Dropping it disconnects the channel, which disarms the watchdog.
+    _disarm: mpsc::Sender<()>,
+}
+
+impl Watchdog {
+    fn start(after: Duration) -> Self {
+        let (disarm, armed) = mpsc::channel::<()>();
+        let test = thread::current().name().unwrap_or("<unnamed>").to_owned();
+        thread::Builder::new()
+            .name("test-watchdog".to_owned())
+            .spawn(move || {
+                if let Err(RecvTimeoutError::Timeout) = armed.recv_timeout(after) {
+                    eprintln!(
+                        "test {test} still running after {} s, past its own timeout: \
+                         the runtime hangs; aborting",
+                        after.as_secs()
+                    );
+                    std::process::abort();
+                }
+            })
+            .expect("could not start the watchdog thread");
+        Watchdog { _disarm: disarm }
+    }
+}
+
 /// Waits (polling, with a short sleep) until `condition` holds. Panics with
 /// `what` if it still does not after [`TIMEOUT`].
 pub(crate) fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {

@@ -1,0 +1,497 @@
+//! The `#[brigade::main]` and `#[brigade::test]` attributes.
+//!
+//! This crate is an implementation detail of [brigade]: use the attributes
+//! through their re-exports, `brigade::main` and `brigade::test` (brigade's
+//! `macros` feature, on by default), whose documentation has runnable
+//! examples. The expanded code names `::brigade`, so the crate that uses
+//! them must depend on brigade under that name.
+//!
+//! Both attributes turn an `async fn` without parameters into a plain `fn`
+//! that builds a `brigade::Runtime` and runs the function's body on it
+//! with `block_on`:
+//!
+//! ```ignore
+//! #[brigade::main(worker_threads = 2)]
+//! async fn main() -> std::io::Result<()> {
+//!     serve().await
+//! }
+//! ```
+//!
+//! expands to (roughly)
+//!
+//! ```ignore
+//! fn main() -> std::io::Result<()> {
+//!     let body = async { serve().await };
+//!     brigade::Builder::new()
+//!         .worker_threads(2)
+//!         .build()
+//!         .unwrap_or_else(|error| panic!("could not build the brigade runtime: {error}"))
+//!         .block_on(body)
+//! }
+//! ```
+//!
+//! # Arguments
+//!
+//! - `worker_threads = N`: the number of worker threads, a positive integer
+//!   literal (see `brigade::Builder::worker_threads`). Without it the runtime
+//!   has the builder's default: `BRIGADE_WORKER_THREADS` if set, else one
+//!   worker per available CPU.
+//!
+//! # Compile errors
+//!
+//! The attributes reject, with an error pointing at the culprit: a function
+//! that is not `async`, a function with parameters or generic parameters,
+//! an item that is not a function, an unknown or repeated argument, a
+//! `worker_threads` that is not a positive integer literal, and (for
+//! `#[brigade::test]`) a function that already has a `#[test]` attribute.
+//!
+//! [brigade]: https://github.com/brigade-rs/brigade
+#![warn(missing_docs)]
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as TokenStream2};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Attribute, Error, Expr, Item, ItemFn, Lit, LitInt, Meta, ReturnType, Token, Type};
+
+/// # Arguments
+///
+/// - `worker_threads = N` (optional): the number of worker threads, a
+///   positive integer literal, passed to `brigade::Builder::worker_threads`.
+///
+/// # Expansion
+///
+/// The function becomes a synchronous `fn` with the same name, visibility,
+/// attributes and return type that builds a `brigade::Runtime` and
+/// `block_on`s the body; `?` in the body converts errors into the declared
+/// return type. If the runtime cannot be built (an invalid
+/// `BRIGADE_WORKER_THREADS`, say), the function panics with the reason.
+///
+/// The attribute also accepts an `async fn` not named `main`: calling it
+/// then starts a runtime, runs the body and shuts the runtime down. Like
+/// any `block_on`, the call panics inside a runtime: make it from
+/// synchronous code.
+///
+/// # Compile errors
+///
+/// A function that is not `async`, has parameters, generic parameters or a
+/// `where` clause; an item that is not a function; an argument other than
+/// `worker_threads`, or given twice; a `worker_threads` that is not a
+/// positive integer literal.
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(Kind::Main, args.into(), item.into()).into()
+}
+
+/// # Arguments
+///
+/// - `worker_threads = N` (optional): as for [`macro@main`].
+///
+/// # Expansion
+///
+/// `#[test]` followed by the function rewritten as for [`macro@main`]. The
+/// test keeps its other attributes (`#[should_panic]`, `#[ignore]`, ...) and
+/// its return type (a test may return a `Result`). Each test gets a fresh
+/// runtime, shut down when the test function returns.
+///
+/// # Compile errors
+///
+/// Those of [`macro@main`], and a function that already has a `#[test]`
+/// attribute.
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(Kind::Test, args.into(), item.into()).into()
+}
+
+/// Which attribute is being expanded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Main,
+    Test,
+}
+
+impl Kind {
+    /// The attribute as users write it, for messages.
+    fn attribute(self) -> &'static str {
+        match self {
+            Kind::Main => "#[brigade::main]",
+            Kind::Test => "#[brigade::test]",
+        }
+    }
+}
+
+/// The accepted arguments, as listed in messages.
+const ACCEPTED_ARGUMENTS: &str = "`worker_threads = N`";
+
+/// The settings given as arguments of the attribute.
+#[derive(Default)]
+struct Config {
+    /// `worker_threads = N`: the count and the span of its literal.
+    worker_threads: Option<(usize, Span)>,
+}
+
+/// Collects every error found, so that one compile shows them all.
+#[derive(Default)]
+struct Errors(Option<Error>);
+
+impl Errors {
+    fn push(&mut self, error: Error) {
+        match &mut self.0 {
+            Some(errors) => errors.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    fn to_compile_error(&self) -> TokenStream2 {
+        self.0
+            .as_ref()
+            .map(Error::to_compile_error)
+            .unwrap_or_default()
+    }
+}
+
+fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
+    let mut errors = Errors::default();
+    let config = parse_arguments(kind, args, &mut errors);
+    let function = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Fn(function)) => function,
+        Ok(_) => {
+            errors.push(Error::new(
+                Span::call_site(),
+                format!("{} can only be applied to an `async fn`", kind.attribute()),
+            ));
+            return quote! { #item }
+                .into_iter()
+                .chain(errors.to_compile_error())
+                .collect();
+        }
+        Err(error) => {
+            // Not an item syn understands: hand it back untouched so that
+            // rustc reports what is wrong with it.
+            errors.push(error);
+            return quote! { #item }
+                .into_iter()
+                .chain(errors.to_compile_error())
+                .collect();
+        }
+    };
+    let shape = check_signature(kind, &function, &mut errors);
+    let expanded = match shape {
+        Shape::Ok => expand_function(kind, &config, function),
+        Shape::NotAsync => fallback_original(&function),
+        Shape::Unusable => fallback_stub(&function),
+    };
+    let mut tokens = expanded;
+    tokens.extend(errors.to_compile_error());
+    tokens
+}
+
+/// Parses `worker_threads = N` (the only argument), reporting anything else.
+fn parse_arguments(kind: Kind, args: TokenStream2, errors: &mut Errors) -> Config {
+    let mut config = Config::default();
+    if args.is_empty() {
+        return config;
+    }
+    let parser = Punctuated::<Meta, Token![,]>::parse_terminated;
+    let metas = match syn::parse::Parser::parse2(parser, args) {
+        Ok(metas) => metas,
+        Err(error) => {
+            errors.push(Error::new(
+                error.span(),
+                format!(
+                    "malformed {} arguments ({error}); the accepted arguments are: \
+                     {ACCEPTED_ARGUMENTS}",
+                    kind.attribute()
+                ),
+            ));
+            return config;
+        }
+    };
+    for meta in metas {
+        let path = meta.path();
+        if !path.is_ident("worker_threads") {
+            errors.push(unknown_argument(kind, path));
+            continue;
+        }
+        let value = match &meta {
+            Meta::NameValue(name_value) => &name_value.value,
+            Meta::Path(_) | Meta::List(_) => {
+                errors.push(Error::new_spanned(
+                    &meta,
+                    "`worker_threads` needs a value: write `worker_threads = N`, \
+                     where N is a positive integer literal",
+                ));
+                continue;
+            }
+        };
+        let count = match worker_threads(value) {
+            Ok(count) => count,
+            Err(error) => {
+                errors.push(error);
+                continue;
+            }
+        };
+        if config.worker_threads.is_some() {
+            errors.push(Error::new_spanned(
+                path,
+                "duplicate `worker_threads` argument: give it only once",
+            ));
+            continue;
+        }
+        config.worker_threads = Some((count, value.span()));
+    }
+    config
+}
+
+fn unknown_argument(kind: Kind, path: &syn::Path) -> Error {
+    let name = path
+        .to_token_stream()
+        .to_string()
+        .replace(char::is_whitespace, "");
+    let hint = match name.as_str() {
+        "flavor" => {
+            "; brigade has a single, multi-threaded runtime flavor \
+             (use `worker_threads = 1` for one worker)"
+        }
+        _ => "",
+    };
+    Error::new_spanned(
+        path,
+        format!(
+            "unknown argument `{name}` to {}; the accepted arguments are: \
+             {ACCEPTED_ARGUMENTS}{hint}",
+            kind.attribute()
+        ),
+    )
+}
+
+/// The value of `worker_threads = N`: a positive integer literal.
+fn worker_threads(value: &Expr) -> syn::Result<usize> {
+    let expected = "`worker_threads` must be a positive integer literal, \
+                    like `worker_threads = 4`";
+    match value {
+        // A literal passed through a `macro_rules!` fragment.
+        Expr::Group(group) => worker_threads(&group.expr),
+        Expr::Lit(literal) if literal.attrs.is_empty() => match &literal.lit {
+            Lit::Int(int) => {
+                if int.base10_digits().starts_with('-') {
+                    return Err(Error::new_spanned(
+                        int,
+                        format!("{expected}, got {}", int.base10_digits()),
+                    ));
+                }
+                if !matches!(int.suffix(), "" | "usize") {
+                    return Err(Error::new_spanned(
+                        int,
+                        format!(
+                            "`worker_threads` is a `usize`: drop the `{}` suffix",
+                            int.suffix()
+                        ),
+                    ));
+                }
+                let count: usize = int.base10_parse().map_err(|_| {
+                    Error::new_spanned(int, "`worker_threads` does not fit in a `usize`")
+                })?;
+                if count == 0 {
+                    return Err(Error::new_spanned(
+                        int,
+                        "`worker_threads` must be at least 1, got 0",
+                    ));
+                }
+                Ok(count)
+            }
+            Lit::Str(string) if string.value().trim().parse::<usize>().is_ok() => {
+                Err(Error::new_spanned(
+                    string,
+                    format!(
+                        "{expected}: write `worker_threads = {}` without the quotes",
+                        string.value().trim()
+                    ),
+                ))
+            }
+            _ => Err(Error::new_spanned(value, expected)),
+        },
+        _ => Err(Error::new_spanned(value, expected)),
+    }
+}
+
+/// What [`check_signature`] found.
+enum Shape {
+    /// The function can be expanded.
+    Ok,
+    /// Only the `async` keyword is missing: the function is emitted as it
+    /// is, so that its body still type-checks.
+    NotAsync,
+    /// Something the expansion cannot keep (parameters, generics, ...): a
+    /// stub with the function's name is emitted instead.
+    Unusable,
+}
+
+fn check_signature(kind: Kind, function: &ItemFn, errors: &mut Errors) -> Shape {
+    let attribute = kind.attribute();
+    let signature = &function.sig;
+    let mut shape = Shape::Ok;
+    if kind == Kind::Test
+        && let Some(test) = function.attrs.iter().find(|a| is_test_attribute(a))
+    {
+        errors.push(Error::new_spanned(
+            test,
+            "a second test attribute: #[brigade::test] already marks the function as a \
+             test; remove this one",
+        ));
+        shape = Shape::Unusable;
+    }
+    if signature.asyncness.is_none() {
+        errors.push(Error::new_spanned(
+            signature.fn_token,
+            format!(
+                "the `async` keyword is missing from the function declaration: \
+                 {attribute} applies to `async fn`s"
+            ),
+        ));
+        if matches!(shape, Shape::Ok) {
+            shape = Shape::NotAsync;
+        }
+    }
+    if !signature.inputs.is_empty() || signature.variadic.is_some() {
+        let message = match kind {
+            Kind::Main if signature.ident == "main" => {
+                "the `main` function cannot take arguments (read them with \
+                 `std::env::args()` instead)"
+                    .to_owned()
+            }
+            _ => format!("functions with {attribute} cannot take arguments"),
+        };
+        let error = match &signature.variadic {
+            Some(variadic) if signature.inputs.is_empty() => Error::new_spanned(variadic, message),
+            _ => Error::new_spanned(&signature.inputs, message),
+        };
+        errors.push(error);
+        shape = Shape::Unusable;
+    }
+    if !signature.generics.params.is_empty() {
+        errors.push(Error::new_spanned(
+            &signature.generics,
+            format!("{attribute} does not support generic parameters"),
+        ));
+        shape = Shape::Unusable;
+    } else if let Some(where_clause) = &signature.generics.where_clause {
+        errors.push(Error::new_spanned(
+            where_clause,
+            format!("{attribute} does not support `where` clauses"),
+        ));
+        shape = Shape::Unusable;
+    }
+    shape
+}
+
+/// `#[test]`, or the prelude's `test` named by its path.
+fn is_test_attribute(attribute: &Attribute) -> bool {
+    let path = attribute.path();
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    match segments.as_slice() {
+        [name] => name == "test",
+        [krate, prelude, _, name] => {
+            matches!(krate.as_str(), "core" | "std") && prelude == "prelude" && name == "test"
+        }
+        _ => false,
+    }
+}
+
+/// The rewritten function: builds a runtime and `block_on`s the body.
+fn expand_function(kind: Kind, config: &Config, function: ItemFn) -> TokenStream2 {
+    let ItemFn {
+        attrs,
+        vis,
+        mut sig,
+        block,
+    } = function;
+    sig.asyncness = None;
+    let (outer, inner): (Vec<Attribute>, Vec<Attribute>) = attrs
+        .into_iter()
+        .partition(|attribute| matches!(attribute.style, syn::AttrStyle::Outer));
+    let test_attribute = match kind {
+        Kind::Test => quote! { #[::core::prelude::v1::test] },
+        Kind::Main => quote! {},
+    };
+    let worker_threads = config.worker_threads.map(|(count, span)| {
+        let count = LitInt::new(&count.to_string(), span);
+        quote_spanned! {span=> .worker_threads(#count) }
+    });
+    let site = Span::mixed_site();
+    // The body's type is pinned to the declared return type up front, so
+    // that `?` inside it knows which error type to convert into.
+    let body = match &sig.output {
+        ReturnType::Type(_, output) if contains_impl_trait(output) => {
+            quote_spanned! {site=> let body = async #block; }
+        }
+        output => {
+            let output = match output {
+                ReturnType::Default => quote! { () },
+                ReturnType::Type(_, output) => output.to_token_stream(),
+            };
+            quote_spanned! {site=>
+                fn __brigade_body<F: ::core::future::Future<Output = #output>>(body: F) -> F {
+                    body
+                }
+                let body = __brigade_body(async #block);
+            }
+        }
+    };
+    let message = format!(
+        "{}: could not build the brigade runtime: {{}}",
+        kind.attribute()
+    );
+    let run = quote_spanned! {site=>
+        {
+            let runtime = ::brigade::Builder::new()
+                #worker_threads
+                .build()
+                .unwrap_or_else(|error| ::std::panic!(#message, error));
+            runtime.block_on(body)
+        }
+    };
+    quote! {
+        #test_attribute
+        #(#outer)*
+        #vis #sig {
+            #(#inner)*
+            #body
+            #run
+        }
+    }
+}
+
+/// Whether `ty` mentions `impl Trait`, which cannot name a future's output
+/// in a bound.
+fn contains_impl_trait(ty: &Type) -> bool {
+    fn mentions_impl(tokens: TokenStream2) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => ident == "impl",
+            proc_macro2::TokenTree::Group(group) => mentions_impl(group.stream()),
+            _ => false,
+        })
+    }
+    mentions_impl(ty.to_token_stream())
+}
+
+/// The function as written (it is only missing `async`), so that tools such
+/// as rust-analyzer still see its body.
+fn fallback_original(function: &ItemFn) -> TokenStream2 {
+    quote! {
+        #[allow(dead_code)]
+        #function
+    }
+}
+
+/// A stand-in with the function's name, so that the error above is the only
+/// one (no "`main` function not found").
+fn fallback_stub(function: &ItemFn) -> TokenStream2 {
+    let vis = &function.vis;
+    let ident = &function.sig.ident;
+    quote! {
+        #[allow(dead_code)]
+        #vis fn #ident() {}
+    }
+}

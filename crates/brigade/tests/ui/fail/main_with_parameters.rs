@@ -1,0 +1,4 @@
+#[brigade::main]
+async fn main(args: Vec<String>) {
+    drop(args);
+}

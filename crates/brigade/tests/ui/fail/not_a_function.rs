@@ -1,0 +1,4 @@
+#[brigade::main]
+struct Server;
+
+fn main() {}

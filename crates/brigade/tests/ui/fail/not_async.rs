@@ -1,0 +1,5 @@
+#[brigade::main]
+fn main() {}
+
+#[brigade::test]
+fn not_async_test() {}

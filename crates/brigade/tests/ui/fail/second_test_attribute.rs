@@ -1,0 +1,5 @@
+#[brigade::test]
+#[test]
+async fn tested_twice() {}
+
+fn main() {}

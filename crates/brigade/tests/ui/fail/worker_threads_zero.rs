@@ -1,0 +1,2 @@
+#[brigade::main(worker_threads = 0)]
+async fn main() {}
