@@ -2,4 +2,5 @@
 //! (configuration, measurement, report and chart), kept in a library so it
 //! is unit-tested by `cargo test --workspace`.
 
+pub mod http_import;
 pub mod mixed_load;

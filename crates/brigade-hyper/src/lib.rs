@@ -1,0 +1,86 @@
+//! Run [hyper] 1.x on the [brigade] runtime.
+//!
+//! hyper is runtime-agnostic: it asks for an executor, a timer and IO types.
+//! This crate provides all three on brigade:
+//!
+//! - [`BrigadeExecutor`], a [`hyper::rt::Executor`] that spawns hyper's
+//!   background futures (HTTP/2 connection and stream tasks) as brigade
+//!   tasks;
+//! - [`BrigadeTimer`], a [`hyper::rt::Timer`] on brigade's timing wheel, for
+//!   header-read timeouts, HTTP/2 keep-alive pings and the like;
+//! - [`BrigadeIo`], which makes a [`brigade::net::TcpStream`] (or any
+//!   `futures-io` stream) a [`hyper::rt::Read`] + [`hyper::rt::Write`].
+//!
+//! It depends on hyper with no features: enable hyper's `http1`/`http2` and
+//! `server`/`client` features in your own crate as you need them.
+//!
+//! Request handlers run as ordinary brigade tasks, so a background job that
+//! calls [`brigade::yield_if_busy`] between units of work gives way to them.
+//!
+//! # Example
+//!
+//! An HTTP/1.1 server and a client on loopback, both on brigade:
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use std::time::Duration;
+//!
+//! use brigade::net::{TcpListener, TcpStream};
+//! use brigade_hyper::{BrigadeIo, BrigadeTimer};
+//! use http_body_util::{BodyExt, Empty, Full};
+//! use hyper::body::{Bytes, Incoming};
+//! use hyper::{Request, Response};
+//!
+//! type Error = Box<dyn std::error::Error + Send + Sync>;
+//!
+//! async fn hello(_request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+//!     Ok(Response::new(Full::new(Bytes::from_static(b"hello from brigade"))))
+//! }
+//!
+//! let rt = brigade::Runtime::new()?;
+//! let exchange = async {
+//!     // The server: one brigade task per connection.
+//!     let listener = TcpListener::bind("127.0.0.1:0").await?;
+//!     let addr = listener.local_addr()?;
+//!     brigade::spawn(async move {
+//!         while let Ok((stream, _)) = listener.accept().await {
+//!             brigade::spawn(async move {
+//!                 let served = hyper::server::conn::http1::Builder::new()
+//!                     .timer(BrigadeTimer::new())
+//!                     .serve_connection(BrigadeIo::new(stream), hyper::service::service_fn(hello))
+//!                     .await;
+//!                 if let Err(error) = served {
+//!                     eprintln!("connection failed: {error}");
+//!                 }
+//!             });
+//!         }
+//!     });
+//!
+//!     // The client: a connection task and a request.
+//!     let stream = TcpStream::connect(addr).await?;
+//!     let (mut sender, connection) =
+//!         hyper::client::conn::http1::handshake(BrigadeIo::new(stream)).await?;
+//!     brigade::spawn(connection);
+//!     let request = Request::get("/").header("host", "localhost").body(Empty::<Bytes>::new())?;
+//!     let response = sender.send_request(request).await?;
+//!     assert_eq!(response.status(), 200);
+//!     let body = response.into_body().collect().await?.to_bytes();
+//!     assert_eq!(body, "hello from brigade");
+//!     Ok::<(), Error>(())
+//! };
+//! rt.block_on(async { brigade::time::timeout(Duration::from_secs(30), exchange).await })??;
+//! # Ok::<(), Error>(())
+//! ```
+//!
+//! For HTTP/2 give the builders a [`BrigadeExecutor`] too:
+//! `hyper::server::conn::http2::Builder::new(BrigadeExecutor::new())` and
+//! `hyper::client::conn::http2::Builder::new(BrigadeExecutor::new())`.
+#![warn(missing_docs)]
+
+mod executor;
+mod io;
+mod timer;
+
+pub use executor::BrigadeExecutor;
+pub use io::BrigadeIo;
+pub use timer::{BrigadeSleep, BrigadeTimer};

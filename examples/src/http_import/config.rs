@@ -1,0 +1,267 @@
+//! Command-line flags of the `http_import` example.
+
+use std::time::Duration;
+
+/// Usage text.
+pub const HELP: &str = "\
+usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
+                   [--no-elastic] [--runtime brigade|tokio] [--secs S]
+
+  --port P      port to listen on at 127.0.0.1 (default 8080; 0 picks a free one)
+  --workers W   worker threads (default: available parallelism)
+  --import      run the CPU-bound import next to the server: --tasks tasks hashing
+                batches of rows, with a yield point after each batch
+                (brigade: spawn_elastic + yield_if_busy; tokio: spawn + yield_now)
+  --no-yield    run the import without yield points (implies --import)
+  --tasks N     import tasks (default: workers × 2)
+  --no-elastic  brigade: spawn the import with spawn instead of spawn_elastic
+  --runtime R   brigade (default) or tokio: the same server and import on tokio
+  --secs S      stop after S seconds and print totals (default: run until Ctrl-C)";
+
+/// Which runtime runs the server and the import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeKind {
+    /// brigade's multi-thread runtime.
+    Brigade,
+    /// tokio's multi-thread runtime.
+    Tokio,
+}
+
+impl RuntimeKind {
+    /// The runtime's name, as `--runtime` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeKind::Brigade => "brigade",
+            RuntimeKind::Tokio => "tokio",
+        }
+    }
+}
+
+/// Whether the import runs, and how it gives way to requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportMode {
+    /// No import: the server alone.
+    Off,
+    /// A yield point after each batch: `brigade::yield_if_busy()` in
+    /// `spawn_elastic` tasks on brigade, `tokio::task::yield_now()` on tokio.
+    Yielding,
+    /// No yield points: each task loops until stopped.
+    NoYield,
+}
+
+impl ImportMode {
+    /// The yield point, for the start-up line.
+    pub fn describe(self, runtime: RuntimeKind) -> &'static str {
+        match (self, runtime) {
+            (ImportMode::Off, _) => "off",
+            (ImportMode::Yielding, RuntimeKind::Brigade) => "yield_if_busy after each batch",
+            (ImportMode::Yielding, RuntimeKind::Tokio) => "yield_now after each batch",
+            (ImportMode::NoYield, _) => "no yield points",
+        }
+    }
+}
+
+/// The example's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Port at 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Worker threads.
+    pub workers: usize,
+    /// The import's mode.
+    pub import: ImportMode,
+    /// Import tasks (`workers × 2` unless `--tasks` says otherwise).
+    pub tasks: usize,
+    /// brigade: spawn the import with `spawn_elastic` (the default) or
+    /// with `spawn`.
+    pub elastic: bool,
+    /// The runtime under test.
+    pub runtime: RuntimeKind,
+    /// How long to run; `None` runs until the process is stopped.
+    pub duration: Option<Duration>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Config {
+            port: 8080,
+            workers,
+            import: ImportMode::Off,
+            tasks: workers * 2,
+            elastic: true,
+            runtime: RuntimeKind::Brigade,
+            duration: None,
+        }
+    }
+}
+
+impl Config {
+    /// Parses the flags (without the program name). `Err` holds a message
+    /// for the user; `--help` yields `Err(HELP)`.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, String> {
+        let mut config = Config::default();
+        let mut tasks = None;
+        let mut args = args.into_iter();
+        while let Some(flag) = args.next() {
+            if flag == "--help" || flag == "-h" {
+                return Err(HELP.to_owned());
+            }
+            let mut value = || {
+                args.next()
+                    .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
+            };
+            match flag.as_str() {
+                "--port" => {
+                    let text = value()?;
+                    config.port = text
+                        .parse()
+                        .map_err(|_| format!("--port must be a port number, got {text:?}"))?;
+                }
+                "--workers" => config.workers = parse_positive(&flag, &value()?)?,
+                "--tasks" => tasks = Some(parse_positive(&flag, &value()?)?),
+                "--import" => {
+                    if config.import == ImportMode::Off {
+                        config.import = ImportMode::Yielding;
+                    }
+                }
+                "--no-yield" => config.import = ImportMode::NoYield,
+                "--no-elastic" => config.elastic = false,
+                "--runtime" => {
+                    config.runtime = match value()?.as_str() {
+                        "brigade" => RuntimeKind::Brigade,
+                        "tokio" => RuntimeKind::Tokio,
+                        other => {
+                            return Err(format!(
+                                "--runtime must be brigade or tokio, got {other:?}"
+                            ));
+                        }
+                    }
+                }
+                "--secs" => {
+                    let text = value()?;
+                    let secs: f64 = text
+                        .parse()
+                        .ok()
+                        .filter(|secs: &f64| secs.is_finite() && *secs > 0.0)
+                        .ok_or_else(|| {
+                            format!("--secs must be a positive number of seconds, got {text:?}")
+                        })?;
+                    config.duration = Some(Duration::from_secs_f64(secs));
+                }
+                _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
+            }
+        }
+        config.tasks = tasks.unwrap_or(config.workers * 2);
+        Ok(config)
+    }
+}
+
+fn parse_positive(flag: &str, text: &str) -> Result<usize, String> {
+    match text.parse() {
+        Ok(0) => Err(format!("{flag} must be at least 1, got {text:?}")),
+        Ok(value) => Ok(value),
+        Err(_) => Err(format!("{flag} must be a whole number, got {text:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Config, String> {
+        Config::parse(args.iter().map(|arg| arg.to_string()))
+    }
+
+    #[test]
+    fn defaults() {
+        let config = parse(&[]).unwrap();
+        assert_eq!(config.port, 8080);
+        assert_eq!(config.import, ImportMode::Off);
+        assert_eq!(config.runtime, RuntimeKind::Brigade);
+        assert_eq!(config.tasks, config.workers * 2);
+        assert!(config.elastic);
+        assert_eq!(config.duration, None);
+    }
+
+    #[test]
+    fn every_flag() {
+        let config = parse(&[
+            "--port",
+            "0",
+            "--workers",
+            "3",
+            "--import",
+            "--runtime",
+            "tokio",
+            "--secs",
+            "1.5",
+        ])
+        .unwrap();
+        assert_eq!(
+            config,
+            Config {
+                port: 0,
+                workers: 3,
+                import: ImportMode::Yielding,
+                tasks: 6,
+                elastic: true,
+                runtime: RuntimeKind::Tokio,
+                duration: Some(Duration::from_millis(1500)),
+            }
+        );
+        let config = parse(&["--tasks", "5", "--workers", "2", "--no-elastic"]).unwrap();
+        assert_eq!(
+            (config.workers, config.tasks, config.elastic),
+            (2, 5, false)
+        );
+    }
+
+    #[test]
+    fn no_yield_implies_import_in_any_order() {
+        for args in [
+            &["--no-yield"][..],
+            &["--import", "--no-yield"],
+            &["--no-yield", "--import"],
+        ] {
+            assert_eq!(parse(args).unwrap().import, ImportMode::NoYield, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn bad_input_is_a_clear_error() {
+        for (args, needle) in [
+            (&["--port"][..], "--port needs a value"),
+            (&["--port", "65536"][..], "--port must be a port number"),
+            (&["--workers", "0"][..], "--workers must be at least 1"),
+            (&["--tasks", "x"][..], "--tasks must be a whole number"),
+            (
+                &["--runtime", "async-std"][..],
+                "--runtime must be brigade or tokio",
+            ),
+            (&["--secs", "0"][..], "--secs must be a positive number"),
+            (&["--frobnicate"][..], "unknown flag"),
+        ] {
+            let error = parse(args).unwrap_err();
+            assert!(error.contains(needle), "{args:?}: {error}");
+        }
+        assert_eq!(parse(&["--help"]).unwrap_err(), HELP);
+    }
+
+    #[test]
+    fn descriptions_name_the_yield_point() {
+        assert_eq!(
+            ImportMode::Yielding.describe(RuntimeKind::Brigade),
+            "yield_if_busy after each batch"
+        );
+        assert_eq!(
+            ImportMode::Yielding.describe(RuntimeKind::Tokio),
+            "yield_now after each batch"
+        );
+        assert_eq!(
+            ImportMode::NoYield.describe(RuntimeKind::Tokio),
+            "no yield points"
+        );
+        assert_eq!(RuntimeKind::Tokio.name(), "tokio");
+    }
+}
