@@ -144,6 +144,21 @@ impl LatencySnapshot {
 
     /// What was recorded after `earlier` (a snapshot of the same metric taken
     /// before this one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Builder::new().latency_sample_every(1).build()?;
+    /// let metrics = rt.metrics();
+    /// let start = metrics.scheduling_latency();
+    /// rt.block_on(async { brigade::spawn(async {}).await }).unwrap();
+    /// let now = metrics.scheduling_latency();
+    /// let window = now.since(&start);
+    /// assert_eq!(window.count(), now.count() - start.count());
+    /// assert!(window.count() >= 1);
+    /// assert_eq!(now.since(&now).count(), 0);
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
     pub fn since(&self, earlier: &LatencySnapshot) -> LatencySnapshot {
         let buckets: Box<[u64]> = self
             .buckets

@@ -224,7 +224,9 @@ impl RuntimeMetrics {
     /// [`Builder::latency_sample_every`](crate::Builder::latency_sample_every)).
     /// Time parked in the yield queue is not included: see
     /// [`yield_delay`](Self::yield_delay). Take the difference of two
-    /// snapshots with [`LatencySnapshot::since`] for a window.
+    /// snapshots with [`LatencySnapshot::since`] for a window, and read its
+    /// p99 with [`quantile(0.99)`](LatencySnapshot::quantile) (example on
+    /// [`Runtime::metrics`](crate::Runtime::metrics)).
     pub fn scheduling_latency(&self) -> LatencySnapshot {
         self.shared
             .metrics

@@ -44,6 +44,34 @@ impl TcpListener {
     }
 
     /// Waits for a connection; returns it and the peer's address.
+    ///
+    /// # Examples
+    ///
+    /// An accept loop that serves each connection in its own task:
+    ///
+    /// ```
+    /// use brigade::net::{TcpListener, TcpStream};
+    ///
+    /// let rt = brigade::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let addr = listener.local_addr()?;
+    ///     brigade::spawn(async move {
+    ///         loop {
+    ///             let Ok((stream, _peer)) = listener.accept().await else { continue };
+    ///             brigade::spawn(async move { stream.write_all(b"hi").await });
+    ///         }
+    ///     });
+    ///     for _ in 0..3 {
+    ///         let client = TcpStream::connect(addr).await?;
+    ///         let mut greeting = [0u8; 2];
+    ///         client.read_exact(&mut greeting).await?;
+    ///         assert_eq!(&greeting, b"hi");
+    ///     }
+    ///     std::io::Result::Ok(())
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         poll_fn(|cx| self.poll_accept(cx)).await
     }

@@ -31,6 +31,21 @@ impl TcpStream {
     }
 
     /// Connects to `addr`, trying each of its addresses in turn.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Runtime::new()?;
+    /// // Any TCP server will do; this one is a standard-library listener.
+    /// let server = std::net::TcpListener::bind("127.0.0.1:0")?;
+    /// let addr = server.local_addr()?;
+    /// rt.block_on(async {
+    ///     let stream = brigade::net::TcpStream::connect(addr).await?;
+    ///     assert_eq!(stream.peer_addr()?, addr);
+    ///     stream.set_nodelay(true)
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
         let addrs = resolve(&addr).await?;
         first_ok(addrs, |addr| async move {

@@ -65,6 +65,21 @@ impl<T> JoinHandle<T> {
     ///
     /// A `spawn_blocking` closure that has already started cannot be
     /// cancelled; one still queued is dropped without running.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = brigade::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let task = brigade::spawn(brigade::time::sleep(Duration::from_secs(60)));
+    ///     task.abort();
+    ///     let error = task.await.unwrap_err();
+    ///     assert!(error.is_cancelled());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn abort(&self) {
         let meta = self.meta();
         meta.cancel();
