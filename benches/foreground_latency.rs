@@ -28,7 +28,7 @@ fn workers() -> usize {
 fn foreground_round_trip(c: &mut Criterion) {
     let workers = workers();
     for unit_us in [10u64, 100] {
-        let unit_iterations = calibrate(unit_us);
+        let unit_iterations = calibrate(unit_us, workers);
         let mut group = c.benchmark_group(format!("foreground_rtt_unit{unit_us}us"));
         for variant in VARIANTS {
             let scenario = Scenario {

@@ -114,7 +114,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let iterations = calibrate(SECTION_US);
+    let iterations = calibrate(SECTION_US, 1);
     println!("spawn-to-poll delay, 2 workers, one task doing 5 ms sections every 50 ms");
     for _ in 0..runs {
         report("brigade", &run_brigade(iterations));

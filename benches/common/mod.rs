@@ -7,9 +7,9 @@
 //! configurations differently.
 //!
 //! Each bench binary compiles its own copy of this module. Everything here
-//! is used by both, except [`Rt::spawn_remote`] (only `rt_compare`) and
-//! [`Rt::sleep`] (only `coopsched`), which carry `#[allow(dead_code)]` so
-//! that the other bench does not warn.
+//! is used by every bench, except [`Rt::spawn_remote`] (not `coopsched`),
+//! [`Rt::spawn`] and [`Rt::yield_now`] (not `timers`) and [`Rt::sleep`] (not `rt_compare`),
+//! which carry `#[allow(dead_code)]` so that the other benches do not warn.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -33,11 +33,13 @@ pub(crate) trait Rt: Sized + 'static {
         F: Future + Send + 'static,
         F::Output: Send + 'static;
     /// Spawns from inside the runtime (a task or `block_on`).
+    #[allow(dead_code)] // Unused by `timers`.
     fn spawn<F>(future: F) -> Self::JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static;
     /// The runtime's unconditional yield.
+    #[allow(dead_code)] // Unused by `timers`.
     fn yield_now() -> impl Future<Output = ()> + Send;
     /// The runtime's sleep.
     #[allow(dead_code)] // Unused by `rt_compare`.

@@ -2,7 +2,7 @@
 //! background tasks keep every worker busy, on brigade and on tokio.
 //!
 //! - **Foreground**: a client on a plain OS thread (outside any runtime)
-//!   sends a 1-byte request every millisecond to an echo server task in the
+//!   sends a 1-byte request every millisecond (`--period-us`) to an echo server task in the
 //!   runtime under test. Latency counts from when the request was due, so a
 //!   stall shows up in full (open loop), but not the client's own sleep
 //!   overshoot: a request is due at `max(scheduled time, previous reply)`.
@@ -130,18 +130,36 @@ pub fn spin(iterations: u64) -> u64 {
     x
 }
 
-/// How many [`spin`] iterations take `micros` µs on this machine (the
-/// median of several trials, so one preempted or unusually fast trial does
-/// not skew it).
-pub fn calibrate(micros: u64) -> u64 {
+/// How many [`spin`] iterations take `micros` µs on this machine while
+/// `threads` threads spin at once (the median of all their trials, so one
+/// preempted or unusually fast trial does not skew it).
+///
+/// Calibrate with as many threads as the workload keeps busy: a core running
+/// alone may clock higher than with its neighbours busy, and a unit
+/// calibrated on one thread then takes longer under load, which would show
+/// up as lost background throughput.
+pub fn calibrate(micros: u64, threads: usize) -> u64 {
     const TRIAL: u64 = 500_000;
-    let mut trials: Vec<Duration> = (0..9)
-        .map(|_| {
-            let started = Instant::now();
-            std::hint::black_box(spin(TRIAL));
-            started.elapsed()
-        })
-        .collect();
+    const TRIALS_PER_THREAD: usize = 9;
+    let mut trials: Vec<Duration> = std::thread::scope(|scope| {
+        let spinners: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..TRIALS_PER_THREAD)
+                        .map(|_| {
+                            let started = Instant::now();
+                            std::hint::black_box(spin(TRIAL));
+                            started.elapsed()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        spinners
+            .into_iter()
+            .flat_map(|spinner| spinner.join().expect("calibration thread panicked"))
+            .collect()
+    });
     trials.sort();
     let per_micro = TRIAL as f64 / trials[trials.len() / 2].as_secs_f64() / 1e6;
     ((per_micro * micros as f64) as u64).max(1)
@@ -449,7 +467,7 @@ pub fn run_variant(config: &Config, variant: Variant, unit_iterations: u64) -> i
     let running = scenario.start()?;
     // Let the background settle before measuring.
     std::thread::sleep(Duration::from_millis(100));
-    let foreground = measure_open_loop(running.addr, config.duration, Duration::from_millis(1))?;
+    let foreground = measure_open_loop(running.addr, config.duration, config.period)?;
     let background = running.stop();
     let busy_time = background.units as f64 * config.unit_us as f64 * 1e-6;
     let background_share = busy_time / (background.elapsed.as_secs_f64() * config.workers as f64);
@@ -555,7 +573,7 @@ pub fn run(config: &Config) -> io::Result<Vec<Outcome>> {
         .filter(|variant| config.selects(variant.name))
     {
         // Calibrated per variant: the speed of a shared machine drifts.
-        let unit_iterations = calibrate(config.unit_us);
+        let unit_iterations = calibrate(config.unit_us, config.workers);
         println!(
             "running {} ({unit_iterations} iterations per unit) ...",
             variant.name
@@ -645,7 +663,8 @@ mod tests {
 
     #[test]
     fn calibration_yields_a_positive_iteration_count() {
-        assert!(calibrate(10) >= 1);
+        assert!(calibrate(10, 1) >= 1);
+        assert!(calibrate(10, 2) >= 1);
     }
 
     #[test]
@@ -657,6 +676,7 @@ mod tests {
             workers: 2,
             only: None,
             driver_thread: false,
+            period: Duration::from_millis(1),
             out: std::env::temp_dir().join("brigade-mixed-load-smoke.svg"),
         };
         let outcomes = run(&config).unwrap();

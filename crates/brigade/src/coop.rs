@@ -6,7 +6,11 @@
 //!    worker, return. An idle worker picks up anything that is waiting, so
 //!    there is nothing to step aside for. Off a worker thread the thread-local
 //!    points at a constant that reads as "idle", so this is always one
-//!    thread-local read, one atomic load and one branch.
+//!    thread-local read, one atomic load and one branch. Before returning
+//!    it tells the long-poll detector that the task reached a yield point
+//!    (`context::note_yield_point`: one more thread-local read and a plain
+//!    increment of the worker's own watch), so a loop that never needs to
+//!    step aside is not reported as one long poll.
 //! 2. **Cheap checks** (`slow_path`, never inlined):
 //!    - the worker's own deque holds a task: move to the back of it and let
 //!      that task run first, on this same warm worker. If this task already
@@ -14,11 +18,12 @@
 //!      bouncing off each other, so park in the yield queue instead;
 //!    - the injector holds a task: park in the yield queue.
 //! 3. **Expensive checks, amortised by time**: at most once per epoch of
-//!    2^16 ns (≈ 66 µs) per worker, poll I/O and timers without blocking
-//!    (tasks that poll wakes land in this worker's deque: move to the back
-//!    of it), then look at every other worker's deque (park in the yield
-//!    queue if any holds a task). Even the clock read is amortised
-//!    ([`EpochGate`]).
+//!    2^16 ns (≈ 66 µs) per worker, look at every other worker's deque
+//!    (park in the yield queue if any holds a task); and once per epoch for
+//!    the whole runtime (the first busy worker to see the epoch), poll I/O
+//!    and timers without blocking (tasks that poll wakes land in this
+//!    worker's deque: move to the back of it). Even the clock read is
+//!    amortised ([`EpochGate`]).
 //!
 //! In an **elastic** task (`spawn_elastic`) the fast path is skipped (the
 //! worker points the thread-local at a constant "no worker idle" for the
@@ -131,7 +136,11 @@ impl Future for YieldIfBusy {
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.yielded || context::any_worker_idle() {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        if context::any_worker_idle() {
+            context::note_yield_point();
             return Poll::Ready(());
         }
         let poll = slow_path(cx);
@@ -150,6 +159,9 @@ enum Decision {
 
 #[inline(never)]
 fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
+    // If the task goes on, its next stretch starts here; if it gives way,
+    // the poll ends anyway.
+    context::note_yield_point();
     context::with_current_worker(|core| {
         let Some(core) = core else {
             return Poll::Ready(());
@@ -169,7 +181,7 @@ fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
                 // The fast path was skipped, so do its amortised I/O poll:
                 // an idle worker may be asleep outside the driver.
                 if core.epoch_gate.should_scan(|| shared.clock_nanos())
-                    && shared.driver.poll_nonblocking() > 0
+                    && shared.driver.poll_for_epoch(core.epoch_gate.epoch()) > 0
                     && !core.local_is_empty()
                 {
                     return give_way(core, cx);
@@ -208,7 +220,7 @@ fn decide(core: &Core, moved_to_back_last_time: bool) -> Decision {
     if !core.epoch_gate.should_scan(|| shared.clock_nanos()) {
         return Decision::Continue;
     }
-    if shared.driver.poll_nonblocking() > 0 && !core.local_is_empty() {
+    if shared.driver.poll_for_epoch(core.epoch_gate.epoch()) > 0 && !core.local_is_empty() {
         return Decision::MoveToBack;
     }
     if !shared.injector.is_empty() || shared.others_have_work(core.index()) {
@@ -252,6 +264,11 @@ impl EpochGate {
             calls: Cell::new(0),
             epoch: Cell::new(u64::MAX),
         }
+    }
+
+    /// The epoch seen by the last clock read.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.get()
     }
 
     /// Counts one call; returns `true` when a new epoch has begun (and the

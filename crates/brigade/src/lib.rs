@@ -48,6 +48,12 @@
 //! are too far apart for `yield_if_busy` alone: when foreground tasks start
 //! waiting, elastic work is throttled. Tune it with [`ElasticConfig`].
 //!
+//! The limit starts low (`min_utilization`, 0.05 of all workers' CPU) and
+//! rises by `adjustment_per_second` (0.03 per second) while elastic tasks
+//! wait for admission and the p99 stays under `target` (1 ms), so elastic
+//! work runs slowly for its first seconds; it falls twice as fast when the
+//! p99 exceeds the target (see [`ElasticConfig`] for the details).
+//!
 //! # Metrics
 //! [`Runtime::metrics`] returns a [`RuntimeMetrics`]:
 //! - [`yields`](RuntimeMetrics::yields) (how often `yield_if_busy` gave way)
@@ -63,9 +69,52 @@
 //!   [`elastic_waiting`](RuntimeMetrics::elastic_waiting) and
 //!   [`elastic_cpu_time`](RuntimeMetrics::elastic_cpu_time);
 //! - [`long_polls`](RuntimeMetrics::long_polls): polls that ran past the
-//!   long-poll threshold, each also reported with a `tracing` warning that
-//!   names the spawn location (add `yield_if_busy().await` there);
+//!   long-poll threshold (see below);
 //! - worker, task, poll, steal and park counts.
+//!
+//! Read [`scheduling_latency`](RuntimeMetrics::scheduling_latency) over a
+//! window with [`LatencySnapshot::since`]; [`Runtime::metrics`] shows how.
+//!
+//! # Long polls
+//! A task that runs long in one poll holds its worker, and tasks queued
+//! behind it wait. The long-poll detector (threshold 10 ms by default, see
+//! [`Builder::long_poll_threshold`]) watches the workers from the runtime's
+//! monitor thread; when a poll that ran past the threshold ends, it counts
+//! it in [`long_polls`](RuntimeMetrics::long_polls) and logs a warning
+//! naming where the task was spawned (at most once per spawn location per
+//! second): add `yield_if_busy().await` there, or move blocking code to
+//! [`spawn_blocking`]. A `yield_if_busy().await` that lets the task go on
+//! restarts the detector's stretch, so a loop with yield points is not
+//! reported even while it never needs to give way.
+//!
+//! # Tracing
+//! brigade reports what its scheduler does through the
+//! [`tracing`](https://docs.rs/tracing) crate and installs no subscriber.
+//! The targets are the modules that emit the events:
+//!
+//! | target | level | events (fields) |
+//! |---|---|---|
+//! | `brigade::long_poll` | warn | a long poll (`worker`, `spawned_at`, `duration_ms`) |
+//! | `brigade::runtime` | debug, warn | runtime started, shutting down, shut down; shutdown timed out |
+//! | `brigade::runtime::worker` | debug | `worker started`, `worker parking`, `worker unparked`, `worker stopped` (`worker`: its index) |
+//! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` by at least 0.01 (`limit`, `previous`, `p99_us`, `recent_p99_us`, `waiting`) |
+//! | `brigade::runtime::driver` | debug | fallback driver thread started, stopped |
+//! | `brigade::yield_queue` | trace | `task parked in the yield queue`, `task left the yield queue` (`task`: its id) |
+//! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
+//!
+//! Errors the runtime cannot return to a caller (a failed I/O driver poll,
+//! a blocking-pool thread that could not start) are logged at error level.
+//! A filter such as `brigade=debug,brigade::yield_queue=trace` shows the
+//! scheduler at work; `examples/tracing.rs` prints every kind with
+//! `tracing-subscriber`.
+//!
+//! # Cargo features
+//! - `tokio-io` (default): tokio's `AsyncRead`/`AsyncWrite` for
+//!   [`net::TcpStream`] (through tokio with no runtime features), so
+//!   tokio-util codecs and hyper-util's `TokioIo` work on it.
+//!   `futures_io`'s traits are always implemented.
+//! - `macros` (default): the `#[brigade::main]` and `#[brigade::test]`
+//!   attributes.
 #![warn(missing_docs)]
 #![cfg_attr(loom, allow(dead_code, unused_imports, unreachable_pub))]
 
@@ -110,3 +159,64 @@ pub use runtime::{
 };
 #[cfg(not(loom))]
 pub use task::{JoinError, JoinHandle};
+
+/// Runs an `async fn main` on a brigade runtime.
+///
+/// `#[brigade::main]` turns `async fn main` into a plain `fn main` that
+/// builds a [`Runtime`] with [`Builder`] and [`block_on`](Runtime::block_on)s
+/// the body. The return type is kept, so `main` can return a `Result`:
+///
+/// ```
+/// #[brigade::main]
+/// async fn main() -> std::io::Result<()> {
+///     let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
+///     let answer = brigade::spawn(async { 6 * 7 }).await?;
+///     assert_eq!(answer, 42);
+///     println!("listening on {}", listener.local_addr()?);
+///     Ok(())
+/// }
+/// ```
+///
+/// `worker_threads = N` sets the number of workers (see
+/// [`Builder::worker_threads`]); without it, the runtime has one worker per
+/// CPU or `BRIGADE_WORKER_THREADS`:
+///
+/// ```
+/// #[brigade::main(worker_threads = 2)]
+/// async fn main() {
+///     assert_eq!(brigade::Handle::current().metrics().num_workers(), 2);
+/// }
+/// ```
+///
+/// Needs the `macros` feature (on by default). The details:
+#[cfg(all(feature = "macros", not(loom)))]
+#[doc(inline)]
+pub use brigade_macros::main;
+
+/// Runs an `async fn` test on its own brigade runtime.
+///
+/// `#[brigade::test]` adds `#[test]` and rewrites the function like
+/// [`macro@main`]: each test builds a fresh [`Runtime`] and
+/// [`block_on`](Runtime::block_on)s its body. It takes the same optional
+/// `worker_threads = N`, and keeps the function's other attributes and its
+/// return type:
+///
+/// ```
+/// #[brigade::test]
+/// async fn spawned_tasks_run() {
+///     assert_eq!(brigade::spawn(async { 1 + 1 }).await.unwrap(), 2);
+/// }
+///
+/// #[brigade::test(worker_threads = 1)]
+/// async fn tests_can_return_results() -> Result<(), brigade::JoinError> {
+///     let answer = brigade::spawn(async { "pong" }).await?;
+///     assert_eq!(answer, "pong");
+///     Ok(())
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Needs the `macros` feature (on by default). The details:
+#[cfg(all(feature = "macros", not(loom)))]
+#[doc(inline)]
+pub use brigade_macros::test;

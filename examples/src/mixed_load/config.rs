@@ -6,7 +6,7 @@ use std::time::Duration;
 /// Usage text.
 pub const HELP: &str = "\
 usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] [--out PATH]
-                  [--driver-thread]
+                  [--period-us P] [--driver-thread]
 
   --bg B        background tasks (default 8)
   --unit-us U   µs of CPU work per background unit (default 10)
@@ -14,6 +14,7 @@ usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] 
   --workers W   worker threads (default: available parallelism)
   --only NAME   run only variants whose name contains NAME (e.g. brigade, tokio, idle)
   --out PATH    where to write the SVG chart (default target/brigade-report/mixed_load.svg)
+  --period-us P µs between foreground requests (default 1000)
   --driver-thread
                 brigade with its fallback driver thread (Builder::driver_thread)";
 
@@ -34,6 +35,8 @@ pub struct Config {
     pub out: PathBuf,
     /// brigade's fallback driver thread on, or off (the default).
     pub driver_thread: bool,
+    /// Time between foreground requests.
+    pub period: Duration,
 }
 
 impl Default for Config {
@@ -45,6 +48,7 @@ impl Default for Config {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             only: None,
             driver_thread: false,
+            period: Duration::from_millis(1),
             out: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("../target/brigade-report/mixed_load.svg"),
         }
@@ -83,6 +87,9 @@ impl Config {
                 "--only" => config.only = Some(value()?),
                 "--out" => config.out = PathBuf::from(value()?),
                 "--driver-thread" => config.driver_thread = true,
+                "--period-us" => {
+                    config.period = Duration::from_micros(parse_positive(&flag, &value()?)?)
+                }
                 _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
             }
         }
@@ -138,6 +145,8 @@ mod tests {
             "--out",
             "x.svg",
             "--driver-thread",
+            "--period-us",
+            "10000",
         ])
         .unwrap();
         assert_eq!(config.background_tasks, 64);
@@ -147,6 +156,8 @@ mod tests {
         assert!(config.selects("brigade/yield_if_busy") && !config.selects("tokio/yield_now"));
         assert_eq!(config.out, PathBuf::from("x.svg"));
         assert!(!defaults.driver_thread && config.driver_thread);
+        assert_eq!(defaults.period, Duration::from_millis(1));
+        assert_eq!(config.period, Duration::from_millis(10));
     }
 
     #[test]

@@ -4,13 +4,21 @@
 //! Timing every poll would cost two clock reads per poll. Instead each
 //! worker publishes what it is polling in a [`PollWatch`] (two plain stores
 //! per poll, no clock), and the monitor thread samples every watch every
-//! `threshold / 2`. A poll seen running across samples spanning at least the
+//! `threshold / 2`. A *stretch* (a poll, or the part of a poll between two
+//! yield points) seen running across samples spanning at least the
 //! threshold is reported when it ends, with its duration measured to within
 //! one sampling interval.
 //!
+//! Yield points count because `yield_if_busy()` returns at once while a
+//! worker is idle: a loop that calls it after every unit then runs as one
+//! long poll, yet delays nobody and would step aside as soon as someone
+//! waited. Each such call bumps the watch ([`PollWatch::yield_point`]), so
+//! only stretches without a yield point are reported.
+//!
 //! ## Protocol
 //! `seq` is odd while a poll runs. The worker stores `location`, then `seq`
-//! (`Release`) at the start of a poll, and `seq` again at its end; the
+//! (`Release`) at the start of a poll, `seq + 2` at each yield point (still
+//! odd: a new stretch of the same poll), and `seq + 1` at its end; the
 //! monitor loads `seq` (`Acquire`), then `location`. A location read just as
 //! the next poll starts may belong to that poll; the report is a diagnostic,
 //! so that rare mix-up is acceptable.
@@ -44,6 +52,14 @@ impl PollWatch {
         );
         self.seq
             .store(self.seq.load(Ordering::Relaxed) + 1, Ordering::Release);
+    }
+
+    /// The running task reached a yield point and goes on: a new stretch
+    /// begins (owning worker only).
+    #[inline(always)]
+    pub(crate) fn yield_point(&self) {
+        self.seq
+            .store(self.seq.load(Ordering::Relaxed) + 2, Ordering::Relaxed);
     }
 
     /// The poll ended (owning worker only).
@@ -133,7 +149,8 @@ impl LongPollDetector {
                         spawned_at = %location,
                         duration_ms = ran_for.as_millis() as u64,
                         "a task spawned at {location} ran for about {ran_for:.0?} without returning to the \
-                         scheduler; add `brigade::yield_if_busy().await` between its units of work"
+                         scheduler or reaching a yield point; add `brigade::yield_if_busy().await` \
+                         between its units of work"
                     );
                 }
             }

@@ -128,15 +128,22 @@ impl Builder {
     }
 
     /// Settings of elastic admission (see [`spawn_elastic`](crate::spawn_elastic)
-    /// and [`ElasticConfig`]). Invalid values are reported by [`build`](Self::build).
+    /// and [`ElasticConfig`], which has an example). Invalid values are
+    /// reported by [`build`](Self::build).
     pub fn elastic(&mut self, config: ElasticConfig) -> &mut Self {
         self.elastic = config;
         self
     }
 
-    /// Records the scheduling latency of one schedule in `every` (and times
-    /// that poll); 0 disables sampling, which also leaves the elastic
-    /// controller blind. Default: [`DEFAULT_LATENCY_SAMPLE_EVERY`].
+    /// Records the scheduling latency of (at least) one schedule in `every`,
+    /// and times that poll; 0 disables sampling, which also leaves the
+    /// elastic controller blind. Default: [`DEFAULT_LATENCY_SAMPLE_EVERY`].
+    ///
+    /// `every` is the sparsest sampling, used on a busy runtime. When
+    /// schedules are rare the runtime samples more of them (down to every
+    /// one), aiming at 2,000 samples per elastic window, so the controller's
+    /// p99 does not rest on a handful of samples; that costs at most about
+    /// 2,000 samples' clock reads per window.
     pub fn latency_sample_every(&mut self, every: u32) -> &mut Self {
         self.latency_sample_every = every;
         self
@@ -148,6 +155,34 @@ impl Builder {
     /// spawned (at most once per spawn location per second). `None` disables
     /// the detector. Default: 10 ms. Detection resolution is half the
     /// threshold. Must be at least 1 ms.
+    ///
+    /// The warning's `tracing` target is `brigade::long_poll`.
+    ///
+    /// Yield points count: a `yield_if_busy().await` that lets the task go
+    /// on (because nobody waits for its worker) starts a new stretch, so a
+    /// loop that calls it after every unit is not reported however long its
+    /// poll lasts; a stretch between two yield points that passes the
+    /// threshold is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = brigade::Builder::new()
+    ///     .long_poll_threshold(Some(Duration::from_millis(5)))
+    ///     .build()?;
+    /// rt.block_on(rt.spawn(async {
+    ///     // Blocks its worker for 30 ms: a long poll.
+    ///     std::thread::sleep(Duration::from_millis(30));
+    /// }))
+    /// .unwrap();
+    /// // Reported shortly after the poll ends (unless the monitor thread was
+    /// // starved of CPU for the whole poll).
+    /// std::thread::sleep(Duration::from_millis(10));
+    /// println!("long polls: {}", rt.metrics().long_polls());
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
     pub fn long_poll_threshold(&mut self, threshold: Option<Duration>) -> &mut Self {
         self.long_poll_threshold = threshold;
         self

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::Handle;
 use super::idle::IDLE_ONE;
 use super::worker::Core;
+use crate::metrics::long_poll::PollWatch;
 
 /// Read by the fast path on threads that are not workers: one idle worker,
 /// so `yield_if_busy()` completes at once. Never written.
@@ -30,6 +31,7 @@ thread_local! {
     static IN_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
     static WORKER: Cell<*const Core> = const { Cell::new(std::ptr::null()) };
     static IDLE_WORD: Cell<*const AtomicUsize> = const { Cell::new(&NOT_A_WORKER) };
+    static POLL_WATCH: Cell<*const PollWatch> = const { Cell::new(std::ptr::null()) };
 }
 
 /// `true` if `yield_if_busy()` can return at once: this thread is not a
@@ -44,6 +46,22 @@ pub(crate) fn any_worker_idle() -> bool {
     // the value is a hint (see `yield_if_busy`'s docs); a stale read costs at
     // most one needless slow path or one missed yield.
     unsafe { (*word).load(Ordering::Relaxed) >= IDLE_ONE }
+}
+
+/// Tells the long-poll detector that the running task reached a yield
+/// point, so the stretch it measures restarts (`yield_if_busy()` calls this
+/// when it lets the task continue). One TLS read and, on a worker with the
+/// detector on, two plain memory operations on that worker's own watch.
+#[inline(always)]
+pub(crate) fn note_yield_point() {
+    let watch = POLL_WATCH.with(Cell::get);
+    if !watch.is_null() {
+        // SAFETY: a non-null `POLL_WATCH` points at the watch of this
+        // worker, inside the metrics of the `Shared` its `Core` keeps alive;
+        // `WorkerGuard` resets it before that `Core` is dropped (as for
+        // `IDLE_WORD`).
+        unsafe { (*watch).yield_point() }
+    }
 }
 
 /// Read by the fast path while a worker polls an elastic task: "no worker
@@ -104,12 +122,14 @@ pub(crate) struct ContextGuard {
     previous_in_block_on: bool,
     previous_worker: *const Core,
     previous_idle_word: *const AtomicUsize,
+    previous_poll_watch: *const PollWatch,
 }
 
 impl Drop for ContextGuard {
     fn drop(&mut self) {
         WORKER.with(|worker| worker.set(self.previous_worker));
         IDLE_WORD.with(|word| word.set(self.previous_idle_word));
+        POLL_WATCH.with(|watch| watch.set(self.previous_poll_watch));
         IN_BLOCK_ON.with(|flag| flag.set(self.previous_in_block_on));
         let previous = self.previous_handle.take();
         HANDLE.with(|handle| *handle.borrow_mut() = previous);
@@ -121,12 +141,14 @@ fn enter(
     in_block_on: bool,
     worker: *const Core,
     idle_word: *const AtomicUsize,
+    poll_watch: *const PollWatch,
 ) -> ContextGuard {
     ContextGuard {
         previous_handle: HANDLE.with(|current| current.borrow_mut().replace(handle)),
         previous_in_block_on: IN_BLOCK_ON.with(|flag| flag.replace(in_block_on)),
         previous_worker: WORKER.with(|current| current.replace(worker)),
         previous_idle_word: IDLE_WORD.with(|current| current.replace(idle_word)),
+        previous_poll_watch: POLL_WATCH.with(|current| current.replace(poll_watch)),
     }
 }
 
@@ -134,13 +156,24 @@ fn enter(
 /// before `core` is.
 pub(crate) fn enter_worker(core: &Core) -> ContextGuard {
     let handle = core.handle();
-    let idle_word: *const AtomicUsize = handle.shared.idle.state_word();
-    enter(handle, false, core, idle_word)
+    let shared = &handle.shared;
+    let idle_word: *const AtomicUsize = shared.idle.state_word();
+    let poll_watch: *const PollWatch = match shared.config.long_poll_threshold {
+        Some(_) => &shared.metrics.worker(core.index()).watch,
+        None => std::ptr::null(),
+    };
+    enter(handle, false, core, idle_word, poll_watch)
 }
 
 /// Makes `handle` current on a blocking-pool thread.
 pub(crate) fn enter_blocking(handle: Handle) -> ContextGuard {
-    enter(handle, false, std::ptr::null(), &NOT_A_WORKER)
+    enter(
+        handle,
+        false,
+        std::ptr::null(),
+        &NOT_A_WORKER,
+        std::ptr::null(),
+    )
 }
 
 /// Makes `handle` current on a thread entering `block_on`.
@@ -158,5 +191,11 @@ pub(crate) fn enter_block_on(handle: Handle) -> ContextGuard {
              `brigade::spawn_blocking` to run blocking code"
         );
     }
-    enter(handle, true, std::ptr::null(), &NOT_A_WORKER)
+    enter(
+        handle,
+        true,
+        std::ptr::null(),
+        &NOT_A_WORKER,
+        std::ptr::null(),
+    )
 }

@@ -25,6 +25,8 @@
 
 use std::io;
 use std::sync::Arc;
+// Picks the epoch poller; no protocol depends on it (see `poll_for_epoch`).
+use std::sync::atomic::AtomicU64;
 use std::thread;
 use std::time::Duration;
 
@@ -65,6 +67,8 @@ pub(crate) struct Driver {
     /// (Acquire); the thread is then also woken through `fallback_cv` (under
     /// its mutex, so the wait cannot miss it) and the mio `Waker`.
     shutdown: AtomicBool,
+    /// The last epoch of [`Driver::poll_for_epoch`] that was polled in.
+    polled_epoch: AtomicU64,
 }
 
 impl Driver {
@@ -77,6 +81,7 @@ impl Driver {
             worker_parked: Mutex::new(false),
             fallback_cv: Condvar::new(),
             shutdown: AtomicBool::new(false),
+            polled_epoch: AtomicU64::new(0),
         })
     }
 
@@ -93,6 +98,30 @@ impl Driver {
             Ok(mut state) => self.turn(&mut state, Some(Duration::ZERO)),
             Err(_) => 0,
         }
+    }
+
+    /// The epoch poll of `yield_if_busy()` (see `coop.rs`): one non-blocking
+    /// poll per epoch for the whole runtime, by whichever busy worker starts
+    /// the epoch first. Returns how many tasks it woke (`0` if another worker
+    /// already polled in this epoch, or holds the driver).
+    ///
+    /// One poll per runtime rather than per worker: a poll finds everything
+    /// that became ready, whoever runs it, so per-worker polls would add
+    /// syscalls (one `epoll_wait` per epoch per busy worker) without noticing
+    /// I/O sooner than the epoch allows. `polled_epoch` only grows; the
+    /// `compare_exchange` picks one poller per epoch. Relaxed: it orders
+    /// nothing else (the driver lock does).
+    pub(crate) fn poll_for_epoch(&self, epoch: u64) -> usize {
+        let polled = self.polled_epoch.load(Ordering::Relaxed);
+        if polled >= epoch
+            || self
+                .polled_epoch
+                .compare_exchange(polled, epoch, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return 0;
+        }
+        self.poll_nonblocking()
     }
 
     /// Parks a worker inside the poll, unless another thread holds it.

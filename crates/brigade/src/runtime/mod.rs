@@ -83,7 +83,20 @@ struct WorkerThreads {
 }
 
 impl Runtime {
-    /// A runtime with the default settings (see [`Builder::new`]).
+    /// A runtime with the default settings (see [`Builder::new`]): one
+    /// worker per available CPU, or `BRIGADE_WORKER_THREADS`.
+    ///
+    /// # Errors
+    /// If `BRIGADE_WORKER_THREADS` is invalid or a thread cannot be started
+    /// (the [`BuildError`] converted to an [`std::io::Error`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Runtime::new()?;
+    /// assert!(rt.metrics().num_workers() >= 1);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn new() -> std::io::Result<Runtime> {
         Ok(Builder::new().build()?)
     }
@@ -181,12 +194,40 @@ impl Runtime {
     /// # Panics
     /// If called from a worker thread or from inside another `block_on`
     /// (that would block a thread that is driving async code).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = brigade::Runtime::new()?;
+    /// let greeting = rt.block_on(async {
+    ///     // Timers, sockets and `spawn` all work here.
+    ///     brigade::time::sleep(Duration::from_millis(1)).await;
+    ///     brigade::spawn(async { "hello" }).await.unwrap()
+    /// });
+    /// assert_eq!(greeting, "hello");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.handle.block_on(future)
     }
 
     /// Spawns a task on this runtime. See [`spawn`](crate::spawn).
+    ///
+    /// Unlike [`brigade::spawn`](crate::spawn) it works from any thread,
+    /// outside the runtime too.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Runtime::new()?;
+    /// // From `main`, outside `block_on`: the task starts on a worker at once.
+    /// let task = rt.spawn(async { (1..=4u32).product::<u32>() });
+    /// assert_eq!(rt.block_on(task).unwrap(), 24);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
@@ -197,6 +238,23 @@ impl Runtime {
     }
 
     /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Runtime::new()?;
+    /// // Bulk work throttled by elastic admission, spawned from `main`.
+    /// let compaction = rt.spawn_elastic(async {
+    ///     let mut merged = 0u32;
+    ///     for _segment in 0..1_000 {
+    ///         merged += 1;
+    ///         brigade::yield_if_busy().await;
+    ///     }
+    ///     merged
+    /// });
+    /// assert_eq!(rt.block_on(compaction).unwrap(), 1_000);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn spawn_elastic<F>(&self, future: F) -> JoinHandle<F::Output>
     where
@@ -218,6 +276,31 @@ impl Runtime {
     }
 
     /// This runtime's metrics.
+    ///
+    /// # Examples
+    ///
+    /// Whether foreground work is hurt: the p99 scheduling latency (time
+    /// from runnable to polled), here over one stretch of work.
+    ///
+    /// ```
+    /// let rt = brigade::Builder::new().latency_sample_every(1).build()?;
+    /// let metrics = rt.metrics();
+    /// let before = metrics.scheduling_latency();
+    /// rt.block_on(async {
+    ///     for _ in 0..100 {
+    ///         brigade::spawn(async {}).await.unwrap();
+    ///     }
+    /// });
+    /// let window = metrics.scheduling_latency().since(&before);
+    /// assert!(window.count() > 0);
+    /// println!(
+    ///     "p99 {:?}, max {:?}; yield_if_busy gave way {} times",
+    ///     window.quantile(0.99),
+    ///     window.max(),
+    ///     metrics.yields()
+    /// );
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
         self.handle.metrics()
     }
@@ -247,6 +330,9 @@ impl Runtime {
         // Tasks still queued, then tasks pending elsewhere: drop their futures.
         shared.drain_queues();
         shared.registry.close_and_wake_all();
+        // Woken and drained tasks were set aside; drop them here, where no
+        // lock is held (see `Shared::cancel_later`).
+        shared.drop_cancelled();
         if let Some(monitor) = monitor {
             let _ = monitor.join();
         }
@@ -328,6 +414,24 @@ impl Handle {
     /// # Panics
     /// Outside a runtime (not a worker, blocking-pool thread or `block_on`).
     /// See [`try_current`](Self::try_current).
+    ///
+    /// # Examples
+    ///
+    /// Hand the runtime to a plain thread that needs to spawn onto it:
+    ///
+    /// ```
+    /// let rt = brigade::Runtime::new()?;
+    /// let answer = rt.block_on(async {
+    ///     let handle = brigade::Handle::current();
+    ///     let thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 42 })));
+    ///     brigade::spawn_blocking(move || thread.join().unwrap())
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert_eq!(answer.unwrap(), 42);
+    /// assert!(brigade::Handle::try_current().is_none()); // outside again
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         context::with_current("brigade::Handle::current", Handle::clone)

@@ -5,7 +5,15 @@
 //!   the newest and the oldest of a ring of cumulative snapshots);
 //! - admits elastic tasks waiting in the admission queue as soon as the
 //!   token bucket has tokens again;
-//! - samples the workers' poll watches for the long-poll detector.
+//! - samples the workers' poll watches for the long-poll detector;
+//! - keeps the scheduling-latency sampling dense enough for a p99: one
+//!   schedule in `latency_sample_every` is plenty on a busy runtime, but at
+//!   a thousand schedules a second it would leave the controller a few dozen
+//!   samples per window, whose "p99" is really their maximum. So each tick it
+//!   estimates the schedule rate (samples × interval) and picks the sparsest
+//!   interval that still yields [`SAMPLES_PER_WINDOW`] samples per window.
+//!   Dense sampling happens only when schedules are rare, so its cost stays
+//!   at about `SAMPLES_PER_WINDOW` clock-read triples per window.
 //!
 //! It sleeps on the admission condvar (woken when a task starts waiting, and
 //! at shutdown) with the nearest of those deadlines as its timeout.
@@ -28,6 +36,9 @@ pub(crate) fn start(
         .name(name)
         .spawn(move || Monitor::new(shared).run())
 }
+
+/// Samples the controller's p99 should rest on: 20 above the p99 per window.
+const SAMPLES_PER_WINDOW: u64 = 2000;
 
 struct Monitor {
     shared: Arc<Shared>,
@@ -120,11 +131,26 @@ impl Monitor {
         self.next_watch = now + detector.interval();
     }
 
+    /// Picks the sampling interval from the samples taken in the last tick.
+    fn adapt_sampling(&self, samples: u64) {
+        let every = u64::from(self.shared.sample_every());
+        if every == 0 {
+            return;
+        }
+        let schedules = samples * every;
+        let wanted = SAMPLES_PER_WINDOW.div_ceil(self.window_len as u64);
+        let every = (schedules / wanted).clamp(1, u64::from(u32::MAX)) as u32;
+        self.shared.set_sample_every(every);
+    }
+
     fn tick(&mut self, now: Instant) {
         let snapshot = self
             .shared
             .metrics
             .snapshot(|worker| &worker.scheduling_latency);
+        if let Some(previous) = self.window.back() {
+            self.adapt_sampling(snapshot.count() - previous.count());
+        }
         self.window.push_back(snapshot);
         while self.window.len() > self.window_len + 1 {
             self.window.pop_front();
@@ -133,9 +159,13 @@ impl Monitor {
             return;
         };
         let p99 = newest.since(oldest).quantile(0.99);
+        // The window's last fifth (see `admission/controller.rs`).
+        let recent_ticks = (self.window_len / 5).max(1);
+        let recent_start = self.window.len().saturating_sub(recent_ticks + 1);
+        let recent_p99 = newest.since(&self.window[recent_start]).quantile(0.99);
         let admission = &self.shared.admission;
         let waiting = admission.waiting() > 0;
-        let limit = self.controller.tick(p99, waiting);
+        let limit = self.controller.tick(p99, recent_p99, waiting);
         admission.set_limit(&mut admission.lock_state(), limit);
         // Report moves of at least one percentage point since the last report.
         if (limit - self.reported_limit).abs() >= 0.01 {
@@ -143,6 +173,7 @@ impl Monitor {
                 limit = format_args!("{limit:.3}"),
                 previous = format_args!("{:.3}", self.reported_limit),
                 p99_us = p99.as_micros() as u64,
+                recent_p99_us = recent_p99.as_micros() as u64,
                 waiting,
                 "elastic utilization limit changed"
             );

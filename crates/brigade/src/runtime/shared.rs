@@ -6,6 +6,8 @@ use std::cell::Cell;
 use std::future::Future;
 use std::panic::Location;
 use std::sync::Arc;
+// A tuning knob no protocol reads, so not from `crate::sync`.
+use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use async_task::{ScheduleInfo, WithInfo};
@@ -17,7 +19,7 @@ use super::driver::Driver;
 use super::idle::Idle;
 use crate::admission::Admission;
 use crate::metrics::MetricsCells;
-use crate::sync::{AtomicBool, Injector, Ordering, injector_pop};
+use crate::sync::{AtomicBool, Injector, Mutex, Ordering, injector_pop, lock};
 use crate::task::harness::Harness;
 use crate::task::registry::Registry;
 use crate::task::{JoinHandle, Runnable, TaskMeta};
@@ -44,16 +46,36 @@ pub(crate) struct Shared {
     pub(crate) metrics: MetricsCells,
     pub(crate) admission: Admission,
     pub(crate) config: SchedulerConfig,
+    /// The sampling interval in force: one schedule in this many is timed.
+    /// Between 1 and `config.latency_sample_every` (0 when sampling is off);
+    /// the monitor thread lowers it when schedules are rare, so the elastic
+    /// controller always has enough samples for a p99 (see
+    /// `runtime/monitor.rs`). Read with `Relaxed`: a stale value only shifts
+    /// when the next sample is taken.
+    sample_every: AtomicU32,
     shutdown: AtomicBool,
+    /// Tasks woken or drained after shutdown began, waiting to be dropped
+    /// by [`drop_cancelled`](Self::drop_cancelled) (see
+    /// [`cancel_later`](Self::cancel_later)).
+    cancelled: Mutex<Cancelled>,
     /// Time zero for `clock_nanos`.
     start: Instant,
+}
+
+/// See [`Shared::cancel_later`].
+#[derive(Default)]
+struct Cancelled {
+    runnables: Vec<Runnable>,
+    /// Set by the shutdown's final `drop_cancelled`: later tasks are
+    /// dropped at once.
+    closed: bool,
 }
 
 /// Scheduler settings from the `Builder`.
 #[derive(Debug, Clone)]
 pub(crate) struct SchedulerConfig {
-    /// Sample one schedule in this many for the scheduling-latency
-    /// histogram; 0 disables sampling.
+    /// Sample at least one schedule in this many for the scheduling-latency
+    /// histogram (more when schedules are rare); 0 disables sampling.
     pub(crate) latency_sample_every: u32,
     /// Polls longer than this are reported; `None` disables the detector.
     pub(crate) long_poll_threshold: Option<Duration>,
@@ -94,10 +116,12 @@ impl Shared {
             registry: Registry::new(num_workers),
             metrics: MetricsCells::new(num_workers),
             admission,
+            sample_every: AtomicU32::new(config.latency_sample_every),
             config,
             stealers,
             blocking,
             shutdown: AtomicBool::new(false),
+            cancelled: Mutex::new(Cancelled::default()),
             start: Instant::now(),
         }
     }
@@ -174,7 +198,7 @@ impl Shared {
     /// Anywhere else: the injector.
     pub(crate) fn schedule(&self, runnable: Runnable, info: ScheduleInfo) {
         if self.is_shutdown() {
-            drop(runnable);
+            self.cancel_later(runnable);
             return;
         }
         let routed_to_yield_queue =
@@ -223,17 +247,32 @@ impl Shared {
     /// scheduling-latency histogram (the countdown is per thread, so sampling
     /// costs no shared write).
     fn maybe_sample(&self, runnable: &Runnable) {
-        let every = self.config.latency_sample_every;
+        let every = self.sample_every.load(Ordering::Relaxed);
         if every == 0 {
             return;
         }
         let due = SAMPLE_COUNTDOWN.with(|countdown| {
-            let left = countdown.get().saturating_sub(1);
+            // `min`: a countdown started under a sparser interval catches up.
+            let left = countdown.get().min(every).saturating_sub(1);
             countdown.set(if left == 0 { every } else { left });
             left == 0
         });
         if due {
             runnable.metadata().set_scheduled_at(self.clock_nanos());
+        }
+    }
+
+    pub(crate) fn sample_every(&self) -> u32 {
+        self.sample_every.load(Ordering::Relaxed)
+    }
+
+    /// Sets the sampling interval in force, within `[1, latency_sample_every]`
+    /// (monitor thread). Does nothing when sampling is off.
+    pub(crate) fn set_sample_every(&self, every: u32) {
+        let sparsest = self.config.latency_sample_every;
+        if sparsest != 0 {
+            self.sample_every
+                .store(every.clamp(1, sparsest), Ordering::Relaxed);
         }
     }
 
@@ -272,14 +311,52 @@ impl Shared {
         self.admission.changed.notify_all();
     }
 
-    /// Drops every task in the shared queues.
+    /// Cancels every task in the shared queues (see `cancel_later`).
     pub(crate) fn drain_queues(&self) {
         while let Some(runnable) = injector_pop(&self.injector) {
-            drop(runnable);
+            self.cancel_later(runnable);
         }
         while let Some(runnable) = self.yield_queue.pop() {
-            drop(runnable);
+            self.cancel_later(runnable);
         }
         self.admission.drain();
+    }
+
+    /// Cancels a task after shutdown began: it will be dropped, never run.
+    ///
+    /// Not dropped here, though: this runs inside `Waker::wake` (through
+    /// `schedule`), whose caller may hold a lock that the task's destructor
+    /// takes too. h2 does exactly that: dropping one of its stream handles
+    /// locks the connection's stream state and wakes the connection task;
+    /// dropping that task on the spot locks the same mutex again and
+    /// deadlocks the shutdown. So the task waits in `cancelled` until the
+    /// shutdown's [`drop_cancelled`](Self::drop_cancelled), which holds no
+    /// lock while dropping. After that, tasks woken by threads outside the
+    /// runtime are dropped at once, as there is nobody left to drop them.
+    fn cancel_later(&self, runnable: Runnable) {
+        let mut cancelled = lock(&self.cancelled);
+        if cancelled.closed {
+            drop(cancelled);
+            drop(runnable);
+        } else {
+            cancelled.runnables.push(runnable);
+        }
+    }
+
+    /// Drops the cancelled tasks, and any their destructors wake, until
+    /// none is left; then tasks cancelled later are dropped at once
+    /// (shutdown, after the workers stopped and every task was woken).
+    pub(crate) fn drop_cancelled(&self) {
+        loop {
+            let batch = {
+                let mut cancelled = lock(&self.cancelled);
+                if cancelled.runnables.is_empty() {
+                    cancelled.closed = true;
+                    return;
+                }
+                std::mem::take(&mut cancelled.runnables)
+            };
+            drop(batch);
+        }
     }
 }
