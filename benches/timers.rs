@@ -56,35 +56,35 @@ async fn register<R: Rt>(
     sleeps
 }
 
-fn register_and_cancel<R: Rt>(rt: &R, iterations: u64) -> Duration {
+/// Runs `workload` as a task `iterations` times; returns the total time.
+fn timed<R: Rt, F>(rt: &R, iterations: u64, workload: impl Fn() -> F) -> Duration
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     let mut total = Duration::ZERO;
     for _ in 0..iterations {
         let started = Instant::now();
-        rt.block_on(rt.spawn_remote(async {
-            let sleeps =
-                register::<R>(PENDING, Duration::from_secs(1), Duration::from_secs(59)).await;
-            drop(sleeps);
-        }))
-        .expect("the bench task completes");
+        rt.block_on(rt.spawn_remote(workload()))
+            .expect("the bench task completes");
         total += started.elapsed();
     }
     total
 }
 
+fn register_and_cancel<R: Rt>(rt: &R, iterations: u64) -> Duration {
+    timed(rt, iterations, || async {
+        let sleeps = register::<R>(PENDING, Duration::from_secs(1), Duration::from_secs(59)).await;
+        drop(sleeps);
+    })
+}
+
 fn register_and_fire<R: Rt>(rt: &R, iterations: u64) -> Duration {
-    let mut total = Duration::ZERO;
-    for _ in 0..iterations {
-        let started = Instant::now();
-        rt.block_on(rt.spawn_remote(async {
-            let sleeps = register::<R>(FIRING, Duration::ZERO, Duration::from_millis(1)).await;
-            for sleep in sleeps {
-                sleep.await;
-            }
-        }))
-        .expect("the bench task completes");
-        total += started.elapsed();
-    }
-    total
+    timed(rt, iterations, || async {
+        let sleeps = register::<R>(FIRING, Duration::ZERO, Duration::from_millis(1)).await;
+        for sleep in sleeps {
+            sleep.await;
+        }
+    })
 }
 
 fn bench_runtime<R: Rt>(c: &mut Criterion, name: &str, workers: usize) {

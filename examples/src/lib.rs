@@ -2,5 +2,6 @@
 //! (configuration, measurement, report and chart), kept in a library so it
 //! is unit-tested by `cargo test --workspace`.
 
+mod flags;
 pub mod http_import;
 pub mod mixed_load;

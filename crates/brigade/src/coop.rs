@@ -18,7 +18,7 @@
 //!      bouncing off each other, so park in the yield queue instead;
 //!    - the injector holds a task: park in the yield queue.
 //! 3. **Expensive checks, amortised by time**: at most once per epoch of
-//!    2^16 ns (≈ 66 µs) per worker, look at every other worker's deque
+//!    2^15 ns (≈ 33 µs) per worker, look at every other worker's deque
 //!    (park in the yield queue if any holds a task); and once per epoch for
 //!    the whole runtime (the first busy worker to see the epoch), poll I/O
 //!    and timers without blocking (tasks that poll wakes land in this
@@ -247,16 +247,24 @@ pub(crate) struct EpochGate {
     epoch: Cell<u64>,
 }
 
-/// log2 of the epoch length in nanoseconds: 2^16 ns ≈ 66 µs.
+/// log2 of the epoch length in nanoseconds: 2^15 ns ≈ 33 µs.
 ///
 /// CockroachDB's `runtime.Yield` uses 2^18 ns (≈ 262 µs). When every worker
 /// is busy, this epoch is what bounds how late a network-woken task is
-/// noticed, so it sets the foreground latency floor. Measured with
-/// `mixed_load` (2 workers, 8 background tasks × 10 µs units, p99 over 3
-/// runs): 2^18 ns added 150–220 µs to the idle p99, 2^16 ns 0–130 µs. The
-/// price is one `epoll_wait` syscall and one clock read per 66 µs per busy
-/// worker (≈ 1%); `benches/yield_overhead.rs` measures it.
-pub(crate) const EPOCH_SHIFT: u32 = 16;
+/// noticed, so it sets the foreground latency floor. The I/O poll is once
+/// per epoch for the whole runtime (`Driver::poll_for_epoch`), the scan of
+/// other workers' deques once per epoch per worker. Measured with
+/// `mixed_load` (2 workers, 8 background tasks × 10 µs units):
+/// - per-worker polls, 2^18 ns: 150–220 µs added to the idle p99;
+/// - per-worker polls, 2^16 ns: p99 155–346 µs, p50 101–120 µs;
+/// - one poll per runtime, 2^16 ns: p99 164–250 µs, p50 109–113 µs;
+/// - one poll per runtime, 2^15 ns: p99 124–155 µs, p50 99–101 µs, with
+///   background throughput about 1% lower than at 2^16 (0.941–0.955 against
+///   0.945–0.964 of the CPU; within noise of each other).
+///
+/// The price is one `epoll_wait` per 33 µs per runtime while it is busy, and
+/// one clock read per 33 µs per busy worker (or per 1024 calls).
+pub(crate) const EPOCH_SHIFT: u32 = 15;
 
 impl EpochGate {
     pub(crate) fn new() -> Self {

@@ -220,3 +220,8 @@ pub use brigade_macros::main;
 #[cfg(all(feature = "macros", not(loom)))]
 #[doc(inline)]
 pub use brigade_macros::test;
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(all(doctest, feature = "macros"))]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

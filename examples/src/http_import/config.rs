@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::flags::parse_positive;
+
 /// Usage text.
 pub const HELP: &str = "\
 usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
@@ -154,14 +156,6 @@ impl Config {
         }
         config.tasks = tasks.unwrap_or(config.workers * 2);
         Ok(config)
-    }
-}
-
-fn parse_positive(flag: &str, text: &str) -> Result<usize, String> {
-    match text.parse() {
-        Ok(0) => Err(format!("{flag} must be at least 1, got {text:?}")),
-        Ok(value) => Ok(value),
-        Err(_) => Err(format!("{flag} must be a whole number, got {text:?}")),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Command-line flags of the mixed-load demo.
 
 use std::path::PathBuf;
+
+use crate::flags::{parse_number, parse_positive};
 use std::time::Duration;
 
 /// Usage text.
@@ -100,22 +102,6 @@ impl Config {
     pub fn selects(&self, name: &str) -> bool {
         self.only.as_deref().is_none_or(|only| name.contains(only))
     }
-}
-
-fn parse_number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("{flag} must be a whole number, got {text:?}"))
-}
-
-fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
-    flag: &str,
-    text: &str,
-) -> Result<T, String> {
-    let value: T = parse_number(flag, text)?;
-    if value <= T::default() {
-        return Err(format!("{flag} must be at least 1, got {text:?}"));
-    }
-    Ok(value)
 }
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ impl Builder {
     ///
     /// When every worker is busy, nobody blocks in the I/O poll: readiness
     /// and timers are then noticed when a worker polls without blocking
-    /// (every 61 ticks, and once per ≈ 66 µs epoch in `yield_if_busy()`).
+    /// (every 61 ticks, and once per ≈ 33 µs epoch per runtime in `yield_if_busy()`).
     /// The fallback thread instead waits on the poll whenever no worker is
     /// parked in it and moves woken tasks to the injector at once.
     ///

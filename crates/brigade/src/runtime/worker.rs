@@ -15,8 +15,8 @@
 //!    the driver's poll if that is free, else on its own condvar.
 //!
 //! Besides, every [`EVENT_INTERVAL`] ticks, and at the first tick of every
-//! ≈ 66 µs epoch, the worker polls I/O and timers without blocking (if no
-//! other thread holds the driver); it always does so right before taking
+//! ≈ 33 µs epoch that no other worker polled in yet, the worker polls I/O
+//! and timers without blocking (if no other thread holds the driver); it always does so right before taking
 //! from the yield queue, so network-woken foreground work beats yielded
 //! background work.
 //!
@@ -171,9 +171,10 @@ impl Core {
     fn next_task(&self) -> Option<Runnable> {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
-        if tick % EVENT_INTERVAL == 0 || self.driver_gate.should_scan(|| self.shared.clock_nanos())
-        {
+        if tick % EVENT_INTERVAL == 0 {
             self.shared.driver.poll_nonblocking();
+        } else if self.driver_gate.should_scan(|| self.shared.clock_nanos()) {
+            self.shared.driver.poll_for_epoch(self.driver_gate.epoch());
         }
         let injector_first = self.injector_first.replace(false);
         if (injector_first || tick % GLOBAL_QUEUE_INTERVAL == 0)
