@@ -56,6 +56,11 @@ impl PollWatch {
 
     /// The running task reached a yield point and goes on: a new stretch
     /// begins (owning worker only).
+    ///
+    /// Relaxed is enough: `location` does not change within a poll, so the
+    /// monitor has nothing to see through this store beyond `seq` itself; a
+    /// late view of it only makes a stretch look longer by one sample.
+    /// Two plain operations, no read-modify-write: only this worker writes.
     #[inline(always)]
     pub(crate) fn yield_point(&self) {
         self.seq
