@@ -30,7 +30,10 @@ fn foreground_round_trip(c: &mut Criterion) {
     for unit_us in [10u64, 100] {
         let unit_iterations = calibrate(unit_us, workers);
         let mut group = c.benchmark_group(format!("foreground_rtt_unit{unit_us}us"));
-        for variant in VARIANTS {
+        for variant in VARIANTS
+            .iter()
+            .filter(|variant| variant.yield_kind.serves_foreground())
+        {
             let scenario = Scenario {
                 variant: *variant,
                 workers,

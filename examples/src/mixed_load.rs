@@ -54,6 +54,19 @@ pub enum YieldKind {
     /// No yield point at all: the reference for background throughput (the
     /// foreground starves).
     NoYield,
+    /// No yield point in the background, and the foreground served by a
+    /// blocking OS thread outside the runtime, which the OS preempts the
+    /// workers for. The background pays for the foreground's CPU (client,
+    /// loopback TCP, context switches) as in the variants that serve it, so
+    /// this is the reference that isolates the cost of the yield points.
+    NoYieldThreadServer,
+}
+
+impl YieldKind {
+    /// Whether the runtime under test answers the foreground at all.
+    pub fn serves_foreground(self) -> bool {
+        self != YieldKind::NoYield
+    }
 }
 
 /// One configuration of the experiment.
@@ -114,7 +127,20 @@ pub const VARIANTS: &[Variant] = &[
         runtime: RuntimeKind::Tokio,
         yield_kind: YieldKind::NoYield,
     },
+    Variant {
+        name: "brigade/no_yield+thread_server",
+        runtime: RuntimeKind::Brigade,
+        yield_kind: YieldKind::NoYieldThreadServer,
+    },
+    Variant {
+        name: "tokio/no_yield+thread_server",
+        runtime: RuntimeKind::Tokio,
+        yield_kind: YieldKind::NoYieldThreadServer,
+    },
 ];
+
+/// The variants whose background throughput the others are compared with.
+const THROUGHPUT_REFERENCES: [&str; 2] = ["no_yield", "no_yield+thread_server"];
 
 /// Busy work: `iterations` rounds of a multiply-add the optimiser cannot
 /// remove.
@@ -139,8 +165,10 @@ pub fn spin(iterations: u64) -> u64 {
 /// calibrated on one thread then takes longer under load, which would show
 /// up as lost background throughput.
 pub fn calibrate(micros: u64, threads: usize) -> u64 {
-    const TRIAL: u64 = 500_000;
-    const TRIALS_PER_THREAD: usize = 9;
+    // About 2 ms a trial and 30 ms in all: a few 0.5 ms trials gave unit
+    // lengths that differed by ±1.5 % from one calibration to the next.
+    const TRIAL: u64 = 2_000_000;
+    const TRIALS_PER_THREAD: usize = 15;
     let mut trials: Vec<Duration> = std::thread::scope(|scope| {
         let spinners: Vec<_> = (0..threads.max(1))
             .map(|_| {
@@ -195,6 +223,7 @@ pub struct Running {
     /// The echo server's address.
     pub addr: SocketAddr,
     runtime: RuntimeHolder,
+    thread_server: Option<ThreadServer>,
     stop: Arc<AtomicBool>,
     units: Arc<Vec<UnitCounter>>,
     started: Instant,
@@ -220,18 +249,26 @@ impl Scenario {
         };
         let units: Arc<Vec<UnitCounter>> =
             Arc::new((0..background).map(|_| UnitCounter::default()).collect());
-        let (runtime, addr) = match self.variant.runtime {
+        let thread_server = if self.variant.yield_kind == YieldKind::NoYieldThreadServer {
+            Some(ThreadServer::start(&stop)?)
+        } else {
+            None
+        };
+        let (runtime, runtime_addr) = match self.variant.runtime {
             RuntimeKind::Brigade => {
                 let rt = brigade::Builder::new()
                     .worker_threads(self.workers)
                     .driver_thread(self.driver_thread)
                     .build()?;
-                let addr = rt.block_on(async {
-                    let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
-                    let addr = listener.local_addr()?;
-                    brigade::spawn(brigade_echo_server(listener));
-                    io::Result::Ok(addr)
-                })?;
+                let addr = match thread_server {
+                    Some(_) => None,
+                    None => Some(rt.block_on(async {
+                        let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
+                        let addr = listener.local_addr()?;
+                        brigade::spawn(brigade_echo_server(listener));
+                        io::Result::Ok(addr)
+                    })?),
+                };
                 for index in 0..background {
                     let task = BackgroundTask::new(self, &stop, &units, index);
                     if self.variant.yield_kind == YieldKind::ElasticIfBusy {
@@ -247,12 +284,15 @@ impl Scenario {
                     .worker_threads(self.workers)
                     .enable_all()
                     .build()?;
-                let addr = rt.block_on(async {
-                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-                    let addr = listener.local_addr()?;
-                    tokio::spawn(tokio_echo_server(listener));
-                    io::Result::Ok(addr)
-                })?;
+                let addr = match thread_server {
+                    Some(_) => None,
+                    None => Some(rt.block_on(async {
+                        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                        let addr = listener.local_addr()?;
+                        tokio::spawn(tokio_echo_server(listener));
+                        io::Result::Ok(addr)
+                    })?),
+                };
                 for index in 0..background {
                     let task = BackgroundTask::new(self, &stop, &units, index);
                     rt.spawn(task.run_tokio());
@@ -260,9 +300,15 @@ impl Scenario {
                 (RuntimeHolder::Tokio(rt), addr)
             }
         };
+        let addr = match (&thread_server, runtime_addr) {
+            (Some(server), _) => server.addr,
+            (None, Some(addr)) => addr,
+            (None, None) => unreachable!("the runtime serves when no thread does"),
+        };
         Ok(Running {
             addr,
             runtime,
+            thread_server,
             stop,
             units,
             started: Instant::now(),
@@ -283,6 +329,9 @@ impl Running {
         match self.runtime {
             RuntimeHolder::Brigade(rt) => rt.shutdown_timeout(Duration::from_secs(5)),
             RuntimeHolder::Tokio(rt) => rt.shutdown_timeout(Duration::from_secs(5)),
+        }
+        if let Some(server) = self.thread_server {
+            server.stop();
         }
         BackgroundReport { units, elapsed }
     }
@@ -323,7 +372,7 @@ impl BackgroundTask {
             self.unit();
             match self.yield_kind {
                 YieldKind::BrigadeYieldNow => brigade::yield_now().await,
-                YieldKind::NoYield => {}
+                YieldKind::NoYield | YieldKind::NoYieldThreadServer => {}
                 _ => brigade::yield_if_busy().await,
             }
         }
@@ -334,7 +383,7 @@ impl BackgroundTask {
             self.unit();
             match self.yield_kind {
                 YieldKind::TokioConsumeBudget => tokio::task::coop::consume_budget().await,
-                YieldKind::NoYield => {}
+                YieldKind::NoYield | YieldKind::NoYieldThreadServer => {}
                 _ => tokio::task::yield_now().await,
             }
         }
@@ -367,6 +416,65 @@ async fn tokio_echo_server(listener: tokio::net::TcpListener) {
                 }
             }
         });
+    }
+}
+
+/// An echo server on a plain OS thread with blocking sockets, for the
+/// `no_yield+thread_server` reference. It serves one connection at a time.
+struct ThreadServer {
+    addr: SocketAddr,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl ThreadServer {
+    /// How often a connection's read wakes to check the stop flag.
+    const STOP_CHECK: Duration = Duration::from_millis(100);
+
+    fn start(stop: &Arc<AtomicBool>) -> io::Result<ThreadServer> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let stop = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("thread-server".to_owned())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if let Ok(stream) = stream {
+                        Self::echo(stream, &stop);
+                    }
+                }
+            })?;
+        Ok(ThreadServer { addr, thread })
+    }
+
+    fn echo(mut stream: TcpStream, stop: &AtomicBool) {
+        let _ = stream.set_nodelay(true);
+        let _ = stream.set_read_timeout(Some(Self::STOP_CHECK));
+        let mut byte = [0u8; 1];
+        while !stop.load(Ordering::Relaxed) {
+            match stream.read(&mut byte) {
+                Ok(1) => {
+                    if stream.write_all(&byte).is_err() {
+                        return;
+                    }
+                }
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+                _ => return,
+            }
+        }
+    }
+
+    /// Ends the thread; the stop flag must already be set. A connection of
+    /// our own wakes its `accept`.
+    fn stop(self) {
+        let _ = TcpStream::connect(self.addr);
+        let _ = self.thread.join();
     }
 }
 
@@ -445,14 +553,50 @@ pub fn measure_open_loop(
     })
 }
 
-/// The result of one variant.
+impl ForegroundReport {
+    /// Adds another run's requests to this one (a later round of the same
+    /// variant).
+    fn merge(&mut self, other: ForegroundReport) {
+        // Both histograms have the same bounds, so adding cannot fail.
+        let _ = self.latencies_us.add(&other.latencies_us);
+        self.sent += other.sent;
+        self.starved |= other.starved;
+    }
+}
+
+/// The result of one variant, over every round.
 pub struct Outcome {
     /// The variant's name.
     pub name: String,
-    /// Foreground latencies.
+    /// Foreground latencies of every round together.
     pub foreground: ForegroundReport,
-    /// Background CPU share: units × unit time / (elapsed × workers).
-    pub background_share: f64,
+    /// Background CPU share of each round: units × unit time / (elapsed ×
+    /// workers). Zero without background load.
+    pub background_shares: Vec<f64>,
+    /// Background work per second of each round, in [`spin`] iterations.
+    /// Unlike the share, it does not depend on the calibration, so the
+    /// throughput of two variants is compared with it.
+    pub background_rates: Vec<f64>,
+}
+
+impl Outcome {
+    /// The median background CPU share over the rounds.
+    pub fn background_share(&self) -> f64 {
+        median(&self.background_shares)
+    }
+
+    /// Adds a later round of the same variant.
+    fn merge(&mut self, round: Outcome) {
+        self.foreground.merge(round.foreground);
+        self.background_shares.extend(round.background_shares);
+        self.background_rates.extend(round.background_rates);
+    }
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// Runs one variant with `config`'s settings.
@@ -469,12 +613,15 @@ pub fn run_variant(config: &Config, variant: Variant, unit_iterations: u64) -> i
     std::thread::sleep(Duration::from_millis(100));
     let foreground = measure_open_loop(running.addr, config.duration, config.period)?;
     let background = running.stop();
+    let elapsed = background.elapsed.as_secs_f64();
     let busy_time = background.units as f64 * config.unit_us as f64 * 1e-6;
-    let background_share = busy_time / (background.elapsed.as_secs_f64() * config.workers as f64);
+    let background_share = busy_time / (elapsed * config.workers as f64);
+    let background_rate = background.units as f64 * unit_iterations as f64 / elapsed;
     Ok(Outcome {
         name: variant.name.to_owned(),
         foreground,
-        background_share,
+        background_shares: vec![background_share],
+        background_rates: vec![background_rate],
     })
 }
 
@@ -488,35 +635,63 @@ fn format_micros(micros: u64) -> String {
 
 /// Background throughput of each variant relative to the `no_yield`
 /// variant of the same runtime (the cost of the yield points and of serving
-/// the foreground), one line per variant that has both.
+/// the foreground) and to the `no_yield+thread_server` variant (the cost of
+/// the yield points alone), a line per pair that ran. Each round is
+/// compared with the same round's reference, run moments apart, and the
+/// line gives the median (and the range, over several rounds).
 pub fn format_relative_throughput(outcomes: &[Outcome]) -> String {
     let mut lines = String::new();
     for outcome in outcomes {
-        let Some((runtime, _)) = outcome.name.split_once('/') else {
+        let Some((runtime, kind)) = outcome.name.split_once('/') else {
             continue;
         };
-        let reference = format!("{runtime}/no_yield");
-        let Some(reference) = outcomes
-            .iter()
-            .find(|candidate| candidate.name == reference)
-        else {
-            continue;
-        };
-        if outcome.name == reference.name
-            || outcome.background_share <= 0.0
-            || reference.background_share <= 0.0
-        {
+        if THROUGHPUT_REFERENCES.contains(&kind) {
             continue;
         }
-        let _ = writeln!(
-            lines,
-            "{:<30} {:.3} of {}",
-            outcome.name,
-            outcome.background_share / reference.background_share,
-            reference.name
-        );
+        for reference in THROUGHPUT_REFERENCES {
+            let reference = format!("{runtime}/{reference}");
+            if let Some(reference) = outcomes
+                .iter()
+                .find(|candidate| candidate.name == reference)
+            {
+                write_relative_line(&mut lines, outcome, reference);
+            }
+        }
     }
     lines
+}
+
+fn write_relative_line(lines: &mut String, outcome: &Outcome, reference: &Outcome) {
+    let ratios: Vec<f64> = outcome
+        .background_rates
+        .iter()
+        .zip(&reference.background_rates)
+        .filter(|&(&rate, &reference_rate)| rate > 0.0 && reference_rate > 0.0)
+        .map(|(rate, reference_rate)| rate / reference_rate)
+        .collect();
+    if ratios.is_empty() {
+        return;
+    }
+    let _ = write!(
+        lines,
+        "{:<30} {:.3} of {}",
+        outcome.name,
+        median(&ratios),
+        reference.name
+    );
+    if ratios.len() > 1 {
+        let (low, high) = ratios
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(low, high), &ratio| {
+                (low.min(ratio), high.max(ratio))
+            });
+        let _ = write!(
+            lines,
+            " (median of {} rounds, {low:.3}–{high:.3})",
+            ratios.len()
+        );
+    }
+    lines.push('\n');
 }
 
 /// The results table.
@@ -539,8 +714,8 @@ pub fn format_table(outcomes: &[Outcome]) -> String {
         } else {
             outcome.foreground.sent.to_string()
         };
-        let share = if outcome.background_share > 0.0 {
-            format!("{:.3}", outcome.background_share)
+        let share = if outcome.background_share() > 0.0 {
+            format!("{:.3}", outcome.background_share())
         } else {
             "-".to_owned()
         };
@@ -567,18 +742,29 @@ pub fn run(config: &Config) -> io::Result<Vec<Outcome>> {
             ""
         },
     );
-    let mut outcomes = Vec::new();
-    for variant in VARIANTS
+    let selected: Vec<Variant> = VARIANTS
         .iter()
         .filter(|variant| config.selects(variant.name))
-    {
-        // Calibrated per variant: the speed of a shared machine drifts.
-        let unit_iterations = calibrate(config.unit_us, config.workers);
-        println!(
-            "running {} ({unit_iterations} iterations per unit) ...",
-            variant.name
-        );
-        outcomes.push(run_variant(config, *variant, unit_iterations)?);
+        .copied()
+        .collect();
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    for round in 1..=config.rounds {
+        if config.rounds > 1 {
+            println!("round {round} of {}", config.rounds);
+        }
+        for (index, variant) in selected.iter().enumerate() {
+            // Calibrated per variant: the speed of a shared machine drifts.
+            let unit_iterations = calibrate(config.unit_us, config.workers);
+            println!(
+                "running {} ({unit_iterations} iterations per unit) ...",
+                variant.name
+            );
+            let outcome = run_variant(config, *variant, unit_iterations)?;
+            match outcomes.get_mut(index) {
+                Some(total) => total.merge(outcome),
+                None => outcomes.push(outcome),
+            }
+        }
     }
     Ok(outcomes)
 }
@@ -599,7 +785,8 @@ mod tests {
                 sent: latencies.len() as u64,
                 starved,
             },
-            background_share: share,
+            background_shares: vec![share],
+            background_rates: vec![share * 1e9],
         }
     }
 
@@ -642,6 +829,27 @@ mod tests {
     }
 
     #[test]
+    fn rounds_pool_latencies_and_compare_each_round_with_its_own_reference() {
+        let mut busy = outcome("brigade/yield_if_busy", &[100, 200], false, 0.90);
+        busy.merge(outcome("brigade/yield_if_busy", &[300], false, 0.50));
+        busy.merge(outcome("brigade/yield_if_busy", &[400], true, 0.97));
+        assert_eq!(busy.foreground.sent, 4);
+        assert_eq!(busy.foreground.latencies_us.len(), 4);
+        assert!(busy.foreground.starved, "a starved round marks the variant");
+        assert_eq!(busy.background_share(), 0.90, "the median round");
+
+        let mut reference = outcome("brigade/no_yield", &[], true, 1.0);
+        reference.merge(outcome("brigade/no_yield", &[], true, 0.5));
+        reference.merge(outcome("brigade/no_yield", &[], true, 1.0));
+        // Per round: 0.90, 1.00, 0.97; the middle one of the sorted ratios.
+        let text = format_relative_throughput(&[busy, reference]);
+        assert!(
+            text.contains("0.970 of brigade/no_yield (median of 3 rounds, 0.900–1.000)"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn chart_is_an_svg_with_bars_and_labels() {
         let svg = render_svg(
             &[
@@ -677,6 +885,7 @@ mod tests {
             only: None,
             driver_thread: false,
             period: Duration::from_millis(1),
+            rounds: 1,
             out: std::env::temp_dir().join("brigade-mixed-load-smoke.svg"),
         };
         let outcomes = run(&config).unwrap();

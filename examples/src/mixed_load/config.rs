@@ -8,7 +8,7 @@ use std::time::Duration;
 /// Usage text.
 pub const HELP: &str = "\
 usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] [--out PATH]
-                  [--period-us P] [--driver-thread]
+                  [--period-us P] [--rounds R] [--driver-thread]
 
   --bg B        background tasks (default 8)
   --unit-us U   µs of CPU work per background unit (default 10)
@@ -17,6 +17,8 @@ usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] 
   --only NAME   run only variants whose name contains NAME (e.g. brigade, tokio, idle)
   --out PATH    where to write the SVG chart (default target/brigade-report/mixed_load.svg)
   --period-us P µs between foreground requests (default 1000)
+  --rounds R    run the selected variants R times over, interleaved (default 1);
+                latencies are pooled, background figures are the median round
   --driver-thread
                 brigade with its fallback driver thread (Builder::driver_thread)";
 
@@ -39,6 +41,11 @@ pub struct Config {
     pub driver_thread: bool,
     /// Time between foreground requests.
     pub period: Duration,
+    /// How many times the selected variants run, one after the other.
+    /// Interleaving rounds, rather than running each variant longer, lets
+    /// the background throughput of each round be compared with the same
+    /// round's reference, run moments apart on a machine whose speed drifts.
+    pub rounds: usize,
 }
 
 impl Default for Config {
@@ -51,6 +58,7 @@ impl Default for Config {
             only: None,
             driver_thread: false,
             period: Duration::from_millis(1),
+            rounds: 1,
             out: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("../target/brigade-report/mixed_load.svg"),
         }
@@ -89,6 +97,7 @@ impl Config {
                 "--only" => config.only = Some(value()?),
                 "--out" => config.out = PathBuf::from(value()?),
                 "--driver-thread" => config.driver_thread = true,
+                "--rounds" => config.rounds = parse_positive(&flag, &value()?)?,
                 "--period-us" => {
                     config.period = Duration::from_micros(parse_positive(&flag, &value()?)?)
                 }
@@ -133,6 +142,8 @@ mod tests {
             "--driver-thread",
             "--period-us",
             "10000",
+            "--rounds",
+            "3",
         ])
         .unwrap();
         assert_eq!(config.background_tasks, 64);
@@ -144,6 +155,7 @@ mod tests {
         assert!(!defaults.driver_thread && config.driver_thread);
         assert_eq!(defaults.period, Duration::from_millis(1));
         assert_eq!(config.period, Duration::from_millis(10));
+        assert_eq!((defaults.rounds, config.rounds), (1, 3));
     }
 
     #[test]
@@ -153,6 +165,7 @@ mod tests {
             (&["--bg", "many"][..], "--bg must be a whole number"),
             (&["--workers", "0"][..], "--workers must be at least 1"),
             (&["--secs", "-1"][..], "--secs must be a positive number"),
+            (&["--rounds", "0"][..], "--rounds must be at least 1"),
             (&["--frobnicate"][..], "unknown flag"),
         ] {
             let error = parse(args).unwrap_err();
