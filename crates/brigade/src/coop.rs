@@ -171,10 +171,15 @@ fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
         };
         if task.is_elastic() {
             let shared = core.shared();
-            let used = task.grant_used().unwrap_or(0)
-                + shared.clock_nanos().saturating_sub(core.poll_started());
-            if used >= shared.admission.config().grant.as_nanos() as u64 {
-                // Back through admission on the next poll (see `admission`).
+            let now = shared.clock_nanos();
+            core.note_stretch(task, now);
+            let used = task.grant_used().unwrap_or(0) + now.saturating_sub(core.poll_started());
+            if used >= shared.admission.config().grant.as_nanos() as u64
+                || (task.is_coarse() && !core.holds_coarse_slot())
+            {
+                // Back through admission on the next poll (see `admission`):
+                // the grant is used up, or the task has just turned coarse
+                // and must take a coarse slot.
                 return give_way(core, cx);
             }
             if shared.idle.num_idle() > 0 {

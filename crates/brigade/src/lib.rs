@@ -54,6 +54,10 @@
 //! work runs slowly for its first seconds; it falls twice as fast when the
 //! p99 exceeds the target (see [`ElasticConfig`] for the details).
 //!
+//! Elastic tasks that run longer than the target between yield points
+//! (*coarse* ones) never hold every worker at once: at most `workers − 1` of
+//! their polls run together, leaving a worker for the foreground.
+//!
 //! # Metrics
 //! [`Runtime::metrics`] returns a [`RuntimeMetrics`]:
 //! - [`yields`](RuntimeMetrics::yields) (how often `yield_if_busy` gave way)
@@ -144,6 +148,11 @@ mod yield_queue;
 mod runtime {
     pub(crate) mod idle;
     mod park;
+}
+#[cfg(loom)]
+mod admission {
+    #[path = "slots.rs"]
+    mod slots;
 }
 
 #[cfg(not(loom))]

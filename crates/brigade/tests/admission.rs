@@ -82,8 +82,10 @@ fn the_limit_rises_for_elastic_work_that_yields_well() {
 #[test]
 fn the_limit_is_cut_when_long_sections_delay_the_foreground() {
     with_timeout(TIMEOUT_SECS, || {
+        // One worker: with more, coarse elastic tasks leave a worker free
+        // (see the next test) and the foreground is not delayed at all.
         let rt = brigade::Builder::new()
-            .worker_threads(2)
+            .worker_threads(1)
             .elastic(fast_config())
             .long_poll_threshold(None)
             .build()
@@ -125,6 +127,70 @@ fn the_limit_is_cut_when_long_sections_delay_the_foreground() {
         for task in elastic {
             rt.block_on(task).unwrap();
         }
+    });
+}
+
+#[test]
+fn coarse_elastic_tasks_leave_a_worker_free() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = brigade::Builder::new()
+            .worker_threads(2)
+            .elastic(ElasticConfig {
+                min_utilization: 1.0, // no throttling: only the cap limits
+                ..fast_config()
+            })
+            .long_poll_threshold(None)
+            .build()
+            .unwrap();
+        const SECTIONS: usize = 12;
+        let in_section = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let overlaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let first_sections_done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        // Three elastic tasks with 5 ms sections between yield points: half
+        // a 10 ms grant, so each is coarse once its first section ends.
+        let tasks: Vec<_> = (0..3)
+            .map(|_| {
+                let (in_section, overlaps, first_sections_done) = (
+                    in_section.clone(),
+                    overlaps.clone(),
+                    first_sections_done.clone(),
+                );
+                rt.spawn_elastic(async move {
+                    for section in 0..SECTIONS {
+                        let others = in_section.fetch_add(1, Ordering::SeqCst);
+                        // A task's first section runs before anyone knows
+                        // it is coarse: count overlaps once all are done.
+                        if first_sections_done.load(Ordering::SeqCst) == 3 && others > 0 {
+                            overlaps.fetch_add(1, Ordering::SeqCst);
+                        }
+                        spin(Duration::from_millis(5));
+                        in_section.fetch_sub(1, Ordering::SeqCst);
+                        if section == 0 {
+                            first_sections_done.fetch_add(1, Ordering::SeqCst);
+                        }
+                        brigade::yield_if_busy().await;
+                    }
+                })
+            })
+            .collect();
+        // Meanwhile a foreground task runs to completion on the free worker.
+        let foreground = rt.spawn(async {
+            let mut ticks = 0;
+            for _ in 0..20 {
+                brigade::time::sleep(Duration::from_millis(1)).await;
+                ticks += 1;
+            }
+            ticks
+        });
+        assert_eq!(rt.block_on(foreground).unwrap(), 20);
+        for task in tasks {
+            rt.block_on(task).unwrap();
+        }
+        assert_eq!(
+            overlaps.load(Ordering::SeqCst),
+            0,
+            "a coarse section started while another ran, on a 2-worker runtime"
+        );
     });
 }
 

@@ -18,6 +18,11 @@
 //! the runtime's p99 scheduling latency, every sample period, on the monitor
 //! thread (`runtime/monitor.rs`).
 //!
+//! Tasks seen going longer than the latency target between yield points
+//! are *coarse*: at most `workers − 1` of their polls run at once, so one
+//! worker stays free for foreground work (`slots.rs` says why). A coarse
+//! task with no free slot waits in the same queue, keeping its grant.
+//!
 //! ## Protocol
 //! All bucket and queue state is under one mutex; it is touched once per
 //! grant (≈ 10 ms of CPU), not per poll. Workers enqueue and notify
@@ -26,6 +31,7 @@
 
 mod config;
 mod controller;
+mod slots;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
@@ -33,6 +39,7 @@ use std::time::{Duration, Instant};
 
 pub use config::ElasticConfig;
 pub(crate) use controller::Controller;
+use slots::CoarseSlots;
 
 use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock};
 use crate::task::Runnable;
@@ -49,8 +56,10 @@ pub(crate) struct Admission {
     config: ElasticConfig,
     num_workers: usize,
     state: Mutex<State>,
-    /// Signals the monitor thread: a task started waiting, or shutdown.
+    /// Signals the monitor thread: a task started waiting, a coarse slot
+    /// was given back while tasks wait, or shutdown.
     pub(crate) changed: Condvar,
+    coarse_slots: CoarseSlots,
     /// Statistics readable without the lock.
     waiting: AtomicUsize,
     limit_bits: AtomicU64,
@@ -81,6 +90,7 @@ impl Admission {
                 queue: VecDeque::new(),
             }),
             changed: Condvar::new(),
+            coarse_slots: CoarseSlots::new(num_workers),
             waiting: AtomicUsize::new(0),
             limit_bits: AtomicU64::new(limit.to_bits()),
             cpu_time_nanos: AtomicU64::new(0),
@@ -126,25 +136,56 @@ impl Admission {
         }
     }
 
-    /// A worker asks for a grant for a task about to be polled. On `Err` the
-    /// task has been queued (and the monitor told).
-    pub(crate) fn admit_or_enqueue(&self, runnable: Runnable) -> Result<Runnable, ()> {
+    /// A worker asks to poll an elastic task. `Ok` carries the task and
+    /// whether it took a coarse slot (give it back with
+    /// [`end_coarse_poll`](Self::end_coarse_poll) after the poll). On `Err`
+    /// the task has been queued, keeping any grant it holds, and the
+    /// monitor told.
+    pub(crate) fn admit_or_enqueue(&self, runnable: Runnable) -> Result<(Runnable, bool), ()> {
+        let meta = runnable.metadata();
+        let coarse = meta.is_coarse();
+        if coarse && !self.coarse_slots.try_acquire() {
+            self.enqueue(lock(&self.state), runnable);
+            return Err(());
+        }
+        if meta.grant_used().is_some() {
+            return Ok((runnable, coarse));
+        }
         let mut state = lock(&self.state);
         self.refill(&mut state, Instant::now());
         // FIFO: nobody jumps the queue.
         if state.queue.is_empty() && state.tokens > 0.0 {
             state.tokens -= self.grant_nanos();
-            return Ok(runnable);
+            runnable.metadata().set_grant_used(Some(0));
+            return Ok((runnable, coarse));
         }
+        if coarse {
+            self.coarse_slots.release();
+        }
+        self.enqueue(state, runnable);
+        Err(())
+    }
+
+    fn enqueue(&self, mut state: MutexGuard<'_, State>, runnable: Runnable) {
         tracing::trace!(
             task = runnable.metadata().id(),
+            grant = runnable.metadata().grant_used().is_some(),
             "elastic task waits for admission"
         );
         state.queue.push_back(runnable);
         self.waiting.store(state.queue.len(), Ordering::Relaxed);
         drop(state);
         self.changed.notify_one();
-        Err(())
+    }
+
+    /// Gives back the coarse slot of a poll that has ended, and wakes the
+    /// monitor if tasks wait (they may wait for this slot).
+    pub(crate) fn end_coarse_poll(&self) {
+        self.coarse_slots.release();
+        let waiting = !lock(&self.state).queue.is_empty();
+        if waiting {
+            self.changed.notify_one();
+        }
     }
 
     /// Settles a grant that was used for `used`: refunds what was left, or
@@ -159,9 +200,12 @@ impl Admission {
         self.cpu_time_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// Takes the tasks that can be admitted now (taking a grant for each)
-    /// and says how long until tokens are back if some are left waiting.
-    /// Called by the monitor with the state locked.
+    /// Takes the tasks that can be admitted now, in order, and says how
+    /// long until tokens are back if the first one left waits for tokens.
+    /// A task without a grant takes one from the bucket; a coarse task also
+    /// needs a free coarse slot (when it waits for one, the worker that
+    /// frees it wakes the monitor, so no refill time is given). Called by
+    /// the monitor with the state locked.
     pub(crate) fn admit_waiting(
         &self,
         state: &mut State,
@@ -169,15 +213,28 @@ impl Admission {
     ) -> (Vec<Runnable>, Option<Duration>) {
         self.refill(state, now);
         let mut admitted = Vec::new();
-        while state.tokens > 0.0 {
-            let Some(runnable) = state.queue.pop_front() else {
-                break;
-            };
-            state.tokens -= self.grant_nanos();
-            admitted.push(runnable);
+        let mut free_slots = self.coarse_slots.free();
+        let mut waits_for_tokens = false;
+        while let Some(next) = state.queue.front() {
+            let meta = next.metadata();
+            if meta.is_coarse() {
+                if free_slots == 0 {
+                    break;
+                }
+                free_slots -= 1;
+            }
+            if meta.grant_used().is_none() {
+                if state.tokens <= 0.0 {
+                    waits_for_tokens = true;
+                    break;
+                }
+                state.tokens -= self.grant_nanos();
+                meta.set_grant_used(Some(0));
+            }
+            admitted.extend(state.queue.pop_front());
         }
         self.waiting.store(state.queue.len(), Ordering::Relaxed);
-        let refill_in = (!state.queue.is_empty()).then(|| {
+        let refill_in = waits_for_tokens.then(|| {
             let seconds = (-state.tokens).max(0.0) / self.rate(state.limit);
             Duration::from_secs_f64(seconds).max(Duration::from_micros(100))
         });

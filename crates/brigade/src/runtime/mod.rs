@@ -606,6 +606,12 @@ where
 /// [`yield_if_busy`](crate::yield_if_busy) also gives way when the task has
 /// used its grant, sending it back through admission.
 ///
+/// An elastic task that spends more than half a grant in stretches longer
+/// than the latency target between yield points is *coarse*: at most
+/// `workers − 1` coarse polls run at once (at least one), so a worker stays
+/// free for foreground tasks whatever the limit. Elastic tasks that yield
+/// often are not capped and can use every worker.
+///
 /// Use it for bulk work (imports, index builds, compaction) *in addition to*
 /// `yield_if_busy().await`: yield points keep latency low between them, and
 /// admission catches work whose yield points are too far apart.

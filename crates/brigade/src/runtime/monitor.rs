@@ -4,7 +4,8 @@
 //!   p99 scheduling latency over the last `window` (the difference between
 //!   the newest and the oldest of a ring of cumulative snapshots);
 //! - admits elastic tasks waiting in the admission queue as soon as the
-//!   token bucket has tokens again;
+//!   token bucket has tokens again (or, for coarse tasks, a coarse slot is
+//!   free);
 //! - samples the workers' poll watches for the long-poll detector;
 //! - keeps the scheduling-latency sampling dense enough for a p99: one
 //!   schedule in `latency_sample_every` is plenty on a busy runtime, but at
@@ -15,8 +16,9 @@
 //!   Dense sampling happens only when schedules are rare, so its cost stays
 //!   at about `SAMPLES_PER_WINDOW` clock-read triples per window.
 //!
-//! It sleeps on the admission condvar (woken when a task starts waiting, and
-//! at shutdown) with the nearest of those deadlines as its timeout.
+//! It sleeps on the admission condvar (woken when a task starts waiting,
+//! when a coarse slot is given back while tasks wait, and at shutdown) with
+//! the nearest of those deadlines as its timeout.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -107,8 +109,6 @@ impl Monitor {
             refill_at = refill_in.map(|wait| now + wait);
             drop(state);
             for runnable in admitted {
-                // A fresh grant, already taken from the bucket.
-                runnable.metadata().set_grant_used(Some(0));
                 self.shared.push_injected(runnable);
             }
             if now >= self.next_watch {

@@ -76,6 +76,10 @@ pub(crate) struct Core {
     current_task: Cell<Option<NonNull<TaskMeta>>>,
     /// When the current poll started (runtime-clock ns), if timed.
     poll_started: Cell<u64>,
+    /// Elastic polls: when the current stretch without a yield point began.
+    stretch_started: Cell<u64>,
+    /// The current poll holds a coarse slot (`admission/slots.rs`).
+    holds_coarse_slot: Cell<bool>,
     /// `yield_if_busy()`'s clock amortisation.
     pub(crate) epoch_gate: EpochGate,
     /// The periodic driver poll's clock amortisation.
@@ -97,6 +101,8 @@ impl Core {
             ),
             current_task: Cell::new(None),
             poll_started: Cell::new(0),
+            stretch_started: Cell::new(0),
+            holds_coarse_slot: Cell::new(false),
             epoch_gate: EpochGate::new(),
             driver_gate: EpochGate::new(),
         }
@@ -292,16 +298,13 @@ impl Core {
         // sample, since time spent throttled is not scheduling latency.
         let sampled_at = runnable.metadata().take_scheduled_at();
         let elastic = runnable.metadata().is_elastic();
-        let runnable = if elastic && runnable.metadata().grant_used().is_none() {
+        let (runnable, coarse_slot) = if elastic {
             match shared.admission.admit_or_enqueue(runnable) {
-                Ok(runnable) => {
-                    runnable.metadata().set_grant_used(Some(0));
-                    runnable
-                }
+                Ok(admitted) => admitted,
                 Err(()) => return, // queued for admission
             }
         } else {
-            runnable
+            (runnable, false)
         };
         let meta = runnable.metadata();
         let counters = shared.metrics.worker(self.index);
@@ -312,6 +315,8 @@ impl Core {
         let meta_ptr = NonNull::from(meta);
         self.current_task.set(Some(meta_ptr));
         self.poll_started.set(started.unwrap_or(0));
+        self.stretch_started.set(started.unwrap_or(0));
+        self.holds_coarse_slot.set(coarse_slot);
         counters.count_poll();
         counters.watch.begin(meta.location());
         // `run` cannot unwind: the harness catches panics from the future's
@@ -323,10 +328,15 @@ impl Core {
                 let _slow_path = context::force_yield_slow_path();
                 runnable.run();
             }
-            let poll_nanos = shared.clock_nanos().saturating_sub(started.unwrap_or(0));
+            let ended = shared.clock_nanos();
+            if self.holds_coarse_slot.replace(false) {
+                shared.admission.end_coarse_poll();
+            }
             // SAFETY: `keep_alive` holds a reference to the task, so its
             // allocation, which contains the header, is not freed.
-            self.settle_elastic_poll(unsafe { meta_ptr.as_ref() }, poll_nanos);
+            let meta = unsafe { meta_ptr.as_ref() };
+            self.note_stretch(meta, ended);
+            self.settle_elastic_poll(meta, ended.saturating_sub(started.unwrap_or(0)));
             drop(keep_alive);
         } else {
             runnable.run();
@@ -351,9 +361,26 @@ impl Core {
         if used >= admission.config().grant.as_nanos() as u64 {
             admission.settle(std::time::Duration::from_nanos(used));
             meta.set_grant_used(None);
+            meta.end_stretch_grant(admission.config().grant.as_nanos() as u64);
         } else {
             meta.set_grant_used(Some(used));
         }
+    }
+
+    /// Ends the current stretch of an elastic poll at `now` (a yield point
+    /// or the end of the poll): a stretch longer than the latency target
+    /// marks the task coarse (see `admission/slots.rs`).
+    pub(crate) fn note_stretch(&self, task: &TaskMeta, now: u64) {
+        let stretch = now.saturating_sub(self.stretch_started.replace(now));
+        let config = self.shared.admission.config();
+        if stretch > config.target.as_nanos() as u64 {
+            task.note_long_stretch(stretch, config.grant.as_nanos() as u64);
+        }
+    }
+
+    /// Whether the current poll holds a coarse slot.
+    pub(crate) fn holds_coarse_slot(&self) -> bool {
+        self.holds_coarse_slot.get()
     }
 
     /// When the current poll started (runtime-clock ns; 0 if not timed).

@@ -11,7 +11,7 @@ pub(crate) mod registry;
 
 use std::panic::Location;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicU64, Ordering as StdOrdering};
 
 pub use join::{JoinError, JoinHandle};
 
@@ -60,6 +60,14 @@ pub(crate) struct TaskMeta {
     /// monitor thread before it re-queues an admitted task); the queue
     /// handoff orders those writes.
     grant_used: AtomicU64,
+    /// Elastic tasks: whether the task is coarse, its polls capped by the
+    /// admission layer's coarse slots (`admission/slots.rs`).
+    coarse: StdAtomicBool,
+    /// Elastic tasks: nanoseconds of the current grant spent in stretches
+    /// longer than the latency target. Like `coarse`, written only by the
+    /// worker polling the task; the queue handoff orders the writes with the
+    /// next poll's reads, so `Relaxed` is enough.
+    long_stretch_nanos: AtomicU64,
     /// When the task became runnable, in runtime-clock nanoseconds, if this
     /// schedule was sampled for the scheduling-latency histogram; else 0.
     /// Written before the task is pushed to a queue, read after it is popped.
@@ -100,6 +108,8 @@ impl TaskMeta {
             location,
             elastic,
             grant_used: AtomicU64::new(NO_GRANT),
+            coarse: StdAtomicBool::new(false),
+            long_stretch_nanos: AtomicU64::new(0),
             scheduled_at: AtomicU64::new(0),
             yielded_at: AtomicU64::new(0),
         }
@@ -124,6 +134,34 @@ impl TaskMeta {
     pub(crate) fn set_grant_used(&self, used: Option<u64>) {
         self.grant_used
             .store(used.unwrap_or(NO_GRANT), StdOrdering::Relaxed);
+    }
+
+    /// Whether the task counts as coarse: during this grant or the last
+    /// one, more than half the grant went in stretches longer than the
+    /// latency target between two yield points.
+    pub(crate) fn is_coarse(&self) -> bool {
+        self.coarse.load(StdOrdering::Relaxed)
+    }
+
+    /// Books a stretch between yield points that was longer than the
+    /// latency target. Half the grant, not one stretch, makes a task
+    /// coarse: a thread the OS takes off its CPU for a few milliseconds
+    /// makes an occasional long stretch out of well-yielding work.
+    pub(crate) fn note_long_stretch(&self, nanos: u64, grant_nanos: u64) {
+        let total = self.long_stretch_nanos.load(StdOrdering::Relaxed) + nanos;
+        self.long_stretch_nanos.store(total, StdOrdering::Relaxed);
+        if total >= grant_nanos / 2 {
+            self.coarse.store(true, StdOrdering::Relaxed);
+        }
+    }
+
+    /// At the end of a grant: the task stays coarse only if this grant made
+    /// it so, so a task that mends its ways is uncapped again after one
+    /// clean grant.
+    pub(crate) fn end_stretch_grant(&self, grant_nanos: u64) {
+        let total = self.long_stretch_nanos.swap(0, StdOrdering::Relaxed);
+        self.coarse
+            .store(total >= grant_nanos / 2, StdOrdering::Relaxed);
     }
 
     /// Marks this schedule as sampled at `now` (runtime-clock ns).
