@@ -6,7 +6,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use brigade::ElasticConfig;
@@ -143,9 +143,9 @@ fn coarse_elastic_tasks_leave_a_worker_free() {
             .build()
             .unwrap();
         const SECTIONS: usize = 12;
-        let in_section = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let overlaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let first_sections_done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let in_section = Arc::new(AtomicUsize::new(0));
+        let overlaps = Arc::new(AtomicUsize::new(0));
+        let first_sections_done = Arc::new(AtomicUsize::new(0));
         // Three elastic tasks with 5 ms sections between yield points: half
         // a 10 ms grant, so each is coarse once its first section ends.
         let tasks: Vec<_> = (0..3)
@@ -253,7 +253,7 @@ fn elastic_tasks_are_cancelled_at_shutdown_even_while_waiting() {
             })
             .build()
             .unwrap();
-        let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let drops = Arc::new(AtomicUsize::new(0));
         for _ in 0..20 {
             let guard = common::DropCounter(drops.clone());
             rt.spawn_elastic(async move {

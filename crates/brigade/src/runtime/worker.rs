@@ -315,13 +315,15 @@ impl Core {
         let meta_ptr = NonNull::from(meta);
         self.current_task.set(Some(meta_ptr));
         self.poll_started.set(started.unwrap_or(0));
-        self.stretch_started.set(started.unwrap_or(0));
-        self.holds_coarse_slot.set(coarse_slot);
         counters.count_poll();
         counters.watch.begin(meta.location());
         // `run` cannot unwind: the harness catches panics from the future's
         // `poll` and destructor.
         if elastic {
+            // Read only on the elastic path (`coop::slow_path`), so plain
+            // polls do not pay for setting them.
+            self.stretch_started.set(started.unwrap_or(0));
+            self.holds_coarse_slot.set(coarse_slot);
             // Keeps the task allocation (and its header) alive after `run`.
             let keep_alive = runnable.waker();
             {
