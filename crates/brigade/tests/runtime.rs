@@ -436,6 +436,26 @@ fn metrics_count_workers_spawns_and_live_tasks() {
     });
 }
 
+/// An abort that lands while a worker is about to poll the task (after the
+/// worker's look at the cancel flag, before the poll starts) must still end
+/// the task. The window is narrow, so race many spawns against aborts.
+#[test]
+fn aborts_racing_with_the_first_poll_all_cancel() {
+    with_timeout(TIMEOUT_SECS, || {
+        for _ in 0..300 {
+            let rt = Builder::new().worker_threads(3).build().unwrap();
+            let tasks: Vec<_> = (0..10)
+                .map(|_| rt.spawn(std::future::pending::<()>()))
+                .collect();
+            tasks.iter().for_each(JoinHandle::abort);
+            for task in tasks {
+                assert!(rt.block_on(task).unwrap_err().is_cancelled());
+            }
+            assert_eq!(rt.metrics().num_alive_tasks(), 0);
+        }
+    });
+}
+
 #[test]
 fn a_block_on_awaiting_a_pending_task_returns_when_the_runtime_is_dropped() {
     with_timeout(TIMEOUT_SECS, || {

@@ -80,7 +80,16 @@ impl<F: Future> Future for Harness<F> {
     type Output = Result<F::Output, Panic>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut future = self.project().future;
+        let this = self.project();
+        if this.meta.get().is_cancelled() {
+            // Aborted after the worker checked the flag but before this poll
+            // began: the abort's wake-up found the task still scheduled and
+            // did nothing. Wake it again so it is rescheduled, and dropped
+            // by the worker that pops it (see `TaskMeta::cancelled`).
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let mut future = this.future;
         let polled = catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
             Some(future) => future.poll(cx),
             None => panic!("a brigade task was polled after it completed"),

@@ -40,8 +40,21 @@ pub(crate) struct TaskMeta {
     /// Slot in the runtime's [`registry`], or `None` (blocking tasks and
     /// tasks spawned after shutdown).
     registry_key: Option<usize>,
-    /// Set by `JoinHandle::abort`; a worker that pops a cancelled task drops
-    /// it instead of polling it. Release/Acquire: the flag is the only data.
+    /// Set by `JoinHandle::abort`, which then wakes the task; a worker that
+    /// pops a cancelled task drops it instead of polling it.
+    ///
+    /// The race: a worker checks the flag, then `Runnable::run` moves the
+    /// task from scheduled to running. An abort that lands between the two
+    /// finds the task still scheduled, so its wake-up does nothing, and the
+    /// poll would leave a cancelled task pending with nobody to wake it. So
+    /// the harness checks the flag again at the start of every poll, and a
+    /// cancelled task wakes itself and returns `Pending` instead of polling
+    /// the future. The abort's store (Release) comes before its wake-up's
+    /// read-modify-write of the task state (`async-task` publishes even a
+    /// no-op wake with an `AcqRel` CAS), and `run`'s transition to running
+    /// (Acquire) follows that in the state's modification order, so the
+    /// harness's Acquire load sees the flag. An abort after the transition
+    /// wakes a running task, which `async-task` reschedules after the poll.
     cancelled: AtomicBool,
     /// Set by `yield_if_busy` during a poll of this task to route the
     /// self-wake that follows into the yield queue. Only the thread polling
