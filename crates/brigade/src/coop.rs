@@ -3,10 +3,11 @@
 //!
 //! ## `yield_if_busy()`, step by step
 //! 1. **Fast path** (inlined into the caller): if the runtime has an idle
-//!    worker, return. An idle worker picks up anything that is waiting, so
+//!    worker and nothing holds attention (see below), return. An idle worker picks up anything that is waiting, so
 //!    there is nothing to step aside for. Off a worker thread the thread-local
 //!    points at a constant that reads as "idle", so this is always one
-//!    thread-local read, one atomic load and one branch. Before returning
+//!    thread-local read, one atomic load, a subtract-and-compare and one
+//!    branch. Before returning
 //!    it tells the long-poll detector that the task reached a yield point
 //!    (`context::note_yield_point`: one more thread-local read and a plain
 //!    increment of the worker's own watch), so a loop that never needs to
@@ -31,9 +32,21 @@
 //! grant: once it is used up, the task gives way so that its next poll goes
 //! back through admission; otherwise, with an idle worker, it continues.
 //!
-//! Parking in the yield queue means: flag the task so that its self-wake is
-//! routed to the yield queue (`Shared::schedule`), wake it, return
-//! `Pending`. Workers resume it only when nothing else is waiting.
+//! Parking in the yield queue means: push the poll's waker there as a
+//! deferred wake-up (`yield_queue.rs`) and return `Pending` without waking
+//! anyone. A worker wakes it, and runs the task, only when nothing else is
+//! waiting. Only the task's own waker is deferred; a `yield_if_busy()`
+//! polled with another (inside `FuturesUnordered`, or a nested executor)
+//! wakes it at once instead, as `yield_now()` does, so that a nested
+//! executor blocking the worker is never left waiting for a free worker.
+//!
+//! **Shutdown and abort.** While the runtime shuts down, or an aborted task
+//! has not been dropped yet, the idle state word holds *attention*
+//! (`runtime/idle.rs`) and the fast path always falls through. The slow
+//! path then gives way if the runtime is shutting down or its own task was
+//! aborted (and otherwise answers as the fast path would while a worker is
+//! idle), so a `yield_if_busy()` loop cannot keep its worker from seeing
+//! either.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -42,6 +55,7 @@ use std::task::{Context, Poll};
 
 use crate::runtime::context;
 use crate::runtime::worker::Core;
+use crate::task::TaskMeta;
 
 /// Yields to the scheduler unconditionally: the task goes to the back of its
 /// worker's queue and runs again after the tasks queued before it.
@@ -166,46 +180,77 @@ fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
         let Some(core) = core else {
             return Poll::Ready(());
         };
-        let Some(task) = core.current_task() else {
-            return Poll::Ready(());
-        };
-        if task.is_elastic() {
-            let shared = core.shared();
-            let now = shared.clock_nanos();
-            core.note_stretch(task, now);
-            let used = task.grant_used().unwrap_or(0) + now.saturating_sub(core.poll_started());
-            if used >= shared.admission.config().grant.as_nanos() as u64
-                || (task.is_coarse() && !core.holds_coarse_slot())
+        context::with_current_task(|task| match task {
+            Some((task, own)) => {
+                let own_waker = cx.waker().will_wake(own);
+                step_aside_or_continue(core, task, own_waker, cx)
+            }
+            None => Poll::Ready(()),
+        })
+    })
+}
+
+/// The slow path proper, on a worker polling `task`. `own_waker`: `cx`
+/// carries the task's own waker (not one made by a combinator such as
+/// `FuturesUnordered`, or by a nested executor).
+fn step_aside_or_continue(
+    core: &Core,
+    task: &TaskMeta,
+    own_waker: bool,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    let shared = core.shared();
+    if shared.is_shutdown() || task.is_cancelled() {
+        // Give way so that the worker sees the shutdown (the self-wake is
+        // then cancelled), or pops the aborted task and drops it.
+        return give_way(core, cx);
+    }
+    if task.is_elastic() {
+        let now = shared.clock_nanos();
+        core.note_stretch(task, now);
+        let used = task.grant_used().unwrap_or(0) + now.saturating_sub(core.poll_started());
+        if used >= shared.admission.config().grant.as_nanos() as u64
+            || (task.is_coarse() && !core.holds_coarse_slot())
+        {
+            // Back through admission on the next poll (see `admission`):
+            // the grant is used up, or the task has just turned coarse
+            // and must take a coarse slot.
+            return give_way(core, cx);
+        }
+        if shared.idle.num_idle() > 0 {
+            // The fast path was skipped, so do its amortised I/O poll:
+            // an idle worker may be asleep outside the driver.
+            if core.epoch_gate.should_scan(|| shared.clock_nanos())
+                && shared.driver.poll_for_epoch(core.epoch_gate.epoch()) > 0
+                && !core.local_is_empty()
             {
-                // Back through admission on the next poll (see `admission`):
-                // the grant is used up, or the task has just turned coarse
-                // and must take a coarse slot.
                 return give_way(core, cx);
             }
-            if shared.idle.num_idle() > 0 {
-                // The fast path was skipped, so do its amortised I/O poll:
-                // an idle worker may be asleep outside the driver.
-                if core.epoch_gate.should_scan(|| shared.clock_nanos())
-                    && shared.driver.poll_for_epoch(core.epoch_gate.epoch()) > 0
-                    && !core.local_is_empty()
-                {
-                    return give_way(core, cx);
-                }
-                return Poll::Ready(());
-            }
+            return Poll::Ready(());
         }
-        match decide(core, task.replace_moved_to_back(false)) {
-            Decision::Continue => Poll::Ready(()),
-            Decision::MoveToBack => {
-                task.replace_moved_to_back(true);
-                give_way(core, cx)
-            }
-            Decision::ParkInYieldQueue => {
-                task.request_yield_queue();
-                give_way(core, cx)
-            }
+    } else if shared.idle.num_idle() > 0 {
+        // Here only because an abort elsewhere holds attention: the fast
+        // path's answer.
+        return Poll::Ready(());
+    }
+    match decide(core, task.replace_moved_to_back(false)) {
+        Decision::Continue => Poll::Ready(()),
+        Decision::MoveToBack => {
+            task.replace_moved_to_back(true);
+            give_way(core, cx)
         }
-    })
+        Decision::ParkInYieldQueue if own_waker => {
+            shared.metrics.worker(core.index()).count_yield();
+            shared.park_yielded(task.id(), cx.waker().clone());
+            Poll::Pending
+        }
+        // Any other waker is woken at once, as by `yield_now`: a nested
+        // executor blocking this worker (`futures::executor::block_on` in
+        // the task) would otherwise wait on a wake-up that only a free
+        // worker delivers; through a combinator, the task goes to the back
+        // of the deque.
+        Decision::ParkInYieldQueue => give_way(core, cx),
+    }
 }
 
 /// Steps 2 and 3 of the module docs. `moved_to_back_last_time` is the
@@ -234,8 +279,8 @@ fn decide(core: &Core, moved_to_back_last_time: bool) -> Decision {
     Decision::Continue
 }
 
-/// Wakes the task (the schedule hook routes it to the back of the local
-/// deque, or to the yield queue if flagged) and reports the yield.
+/// Wakes the task (the schedule hook puts it at the back of the local
+/// deque) and reports the yield.
 fn give_way(core: &Core, cx: &mut Context<'_>) -> Poll<()> {
     core.shared().metrics.worker(core.index()).count_yield();
     cx.waker().wake_by_ref();

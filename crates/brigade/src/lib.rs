@@ -154,6 +154,11 @@ mod admission {
     #[path = "slots.rs"]
     mod slots;
 }
+#[cfg(loom)]
+mod task {
+    #[path = "cancel.rs"]
+    mod cancel;
+}
 
 #[cfg(not(loom))]
 pub use admission::ElasticConfig;

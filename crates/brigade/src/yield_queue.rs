@@ -1,5 +1,14 @@
 //! The yield queue: where `yield_if_busy()` parks a task that steps aside.
 //!
+//! It holds *deferred wake-ups*: the waker of the poll that stepped aside,
+//! with when and which task. `yield_if_busy()` pushes `cx.waker()` and
+//! returns `Pending` without waking anyone; a worker with nothing else to do
+//! pops the entry and wakes it, which schedules the task onto that worker's
+//! own deque, and runs it. Nothing is left on the task: the decision to step
+//! aside is carried by the entry, so a `yield_if_busy()` polled with a waker
+//! that is not its task's own (inside a nested executor, say) defers that
+//! waker's wake-up and leaves no state behind for an unrelated later wake.
+//!
 //! It is a FIFO separate from the injector and from every worker's deque,
 //! and it is *not* a place `yield_if_busy()` looks for waiting work: two
 //! yielders never yield to each other through it. Workers take from it only
@@ -7,17 +16,30 @@
 //! (`worker.rs`), and a worker about to park re-checks it (`idle.rs`), so a
 //! yielded task waits exactly as long as other work is waiting, no longer.
 //!
-//! Pushes are followed by `Idle::notify_one`, like every other push: a worker
-//! may have gone idle between the yielder's decision and its push.
+//! Pushes are followed by `Idle::notify_one` and a look at the shutdown flag
+//! (`Shared::park_yielded`), like every other push to a shared queue: a
+//! worker may have gone idle, or shutdown may have drained the queue,
+//! between the yielder's decision and its push. A waker left in the queue
+//! would keep its task, and with it the runtime's shared state, alive.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Waker;
 
 use crate::sync::{Injector, injector_pop};
-use crate::task::Runnable;
+
+/// A deferred wake-up of a task that stepped aside.
+pub(crate) struct Yielded {
+    /// The waker of the poll that stepped aside.
+    pub(crate) waker: Waker,
+    /// When it stepped aside (runtime-clock ns), for the yield-delay metric.
+    pub(crate) at: u64,
+    /// The task's id, for tracing.
+    pub(crate) task: u64,
+}
 
 /// The runtime-wide queue of tasks parked by `yield_if_busy()`.
 pub(crate) struct YieldQueue {
-    queue: Injector<Runnable>,
+    queue: Injector<Yielded>,
     /// Statistics only (no protocol reads it), hence `std` and `Relaxed`.
     parked_total: AtomicU64,
 }
@@ -30,21 +52,19 @@ impl YieldQueue {
         }
     }
 
-    /// Parks a task. The caller must `notify_one` afterwards.
-    pub(crate) fn push(&self, runnable: Runnable) {
-        tracing::trace!(
-            task = runnable.metadata().id(),
-            "task parked in the yield queue"
-        );
+    /// Parks a task's wake-up. The caller must `notify_one` and check for
+    /// shutdown afterwards (see the module docs).
+    pub(crate) fn push(&self, yielded: Yielded) {
+        tracing::trace!(task = yielded.task, "task parked in the yield queue");
         self.parked_total.fetch_add(1, Ordering::Relaxed);
-        self.queue.push(runnable);
+        self.queue.push(yielded);
     }
 
-    /// Takes the longest-parked task.
-    pub(crate) fn pop(&self) -> Option<Runnable> {
-        let runnable = injector_pop(&self.queue)?;
-        tracing::trace!(task = runnable.metadata().id(), "task left the yield queue");
-        Some(runnable)
+    /// Takes the longest-parked wake-up.
+    pub(crate) fn pop(&self) -> Option<Yielded> {
+        let yielded = injector_pop(&self.queue)?;
+        tracing::trace!(task = yielded.task, "task left the yield queue");
+        Some(yielded)
     }
 
     pub(crate) fn is_empty(&self) -> bool {

@@ -248,12 +248,13 @@ impl Admission {
         self.limit_bits.store(limit.to_bits(), Ordering::Relaxed);
     }
 
-    /// Drops every waiting task (shutdown).
-    pub(crate) fn drain(&self) {
+    /// Takes every waiting task (shutdown sets them aside to be dropped
+    /// where no lock is held: see `runtime/shutdown.rs`).
+    pub(crate) fn take_waiting(&self) -> std::collections::VecDeque<Runnable> {
         let queue = std::mem::take(&mut lock(&self.state).queue);
         self.waiting.store(0, Ordering::Relaxed);
-        drop(queue);
         self.changed.notify_all();
+        queue
     }
 
     pub(crate) fn limit(&self) -> f64 {

@@ -114,7 +114,12 @@ impl BlockingPool {
     }
 
     fn thread_main(&self, handle: Handle) {
-        let _context = context::enter_blocking(handle);
+        context::run_blocking(handle, || self.serve())
+    }
+
+    /// A blocking-pool thread's loop: runs queued closures until shutdown,
+    /// or until it has been idle for `keep_alive`.
+    fn serve(&self) {
         let mut state = lock(&self.state);
         loop {
             if let Some(runnable) = state.queue.pop_front() {

@@ -1,51 +1,128 @@
 //! What the current thread is to brigade: a worker (and of which runtime),
-//! a thread inside `block_on`, a blocking-pool thread, or nothing.
+//! a thread inside `block_on`, a blocking-pool thread, or nothing; and,
+//! during a poll, which task is being polled.
 //!
-//! Three thread-locals, each set by an RAII guard that restores the previous
-//! value when dropped:
-//! - `HANDLE`: the runtime `brigade::spawn` uses. Set on workers, blocking
-//!   threads and inside `block_on`.
-//! - `WORKER`: the worker [`Core`] running on this thread, or null.
+//! ## Scoped by construction
+//! Every thread-local here is set for the duration of a closure and restored
+//! when the closure returns or unwinds ([`Scoped::set`], in the style of
+//! tokio's `runtime/context/scoped.rs`). No guard is handed out, so nothing
+//! can outlive what it points to, be leaked with `mem::forget`, or be
+//! reordered past the end of its referent:
+//! - `WORKER`: the worker [`Core`] running on this thread, set by
+//!   [`run_worker`] around the worker loop, which borrows the `Core`.
+//! - `CURRENT_TASK` and `TASK_WAKER`: the header and the waker of the task
+//!   being polled, set by the task's own harness around the poll of the
+//!   user's future ([`poll_task`]), so a `&TaskMeta` exists only while that
+//!   poll runs.
 //! - `IDLE_WORD`: what `yield_if_busy()`'s fast path loads. On a worker it
-//!   points at that runtime's idle/searching state word; everywhere else at
-//!   [`NOT_A_WORKER`], a constant that reads as "a worker is idle", so the
-//!   fast path is one TLS read, one load and one branch, with no null check.
-//!   While a worker polls an elastic task it points at [`FORCE_SLOW_PATH`],
-//!   a constant that reads as "no worker is idle", so every call reaches the
-//!   slow path, where the task's CPU grant is checked.
+//!   points at that runtime's idle state word (see `idle.rs`); everywhere
+//!   else at [`NOT_A_WORKER`], a constant that reads as "a worker is idle",
+//!   so the fast path is one TLS read, one load and one compare, with no
+//!   null check. While a worker polls an elastic task it points at
+//!   [`FORCE_SLOW_PATH`], a constant that reads as "no worker is idle", so
+//!   every call reaches the slow path, where the task's CPU grant is checked.
+//! - `POLL_WATCH`: this worker's long-poll watch, or null.
+//! - `HANDLE` (an owned clone) and `IN_BLOCK_ON`: the runtime
+//!   `brigade::spawn` uses, and whether `block_on` is running here.
+//!
+//! A pointer read from a `Scoped` is either its `'static` default or a
+//! reference passed to a `set` whose frame is still on this thread's stack
+//! (the reset runs before that frame returns), so the pointee is alive for
+//! as long as any closure that reads it runs.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Waker;
 
 use super::Handle;
-use super::idle::IDLE_ONE;
+use super::idle;
 use super::worker::Core;
 use crate::metrics::long_poll::PollWatch;
+use crate::task::TaskMeta;
 
 /// Read by the fast path on threads that are not workers: one idle worker,
 /// so `yield_if_busy()` completes at once. Never written.
-static NOT_A_WORKER: AtomicUsize = AtomicUsize::new(IDLE_ONE);
+static NOT_A_WORKER: AtomicUsize = AtomicUsize::new(idle::IDLE_ONE);
+
+/// Read by the fast path while a worker polls an elastic task: "no worker
+/// idle", so `yield_if_busy()` always reaches the slow path, which checks the
+/// task's CPU grant. Never written.
+static FORCE_SLOW_PATH: AtomicUsize = AtomicUsize::new(0);
+
+/// A thread-local pointer that is set only for the duration of a closure.
+struct Scoped<T: 'static> {
+    inner: Cell<*const T>,
+}
+
+impl<T: 'static> Scoped<T> {
+    /// Unset: reads as `None`.
+    const fn unset() -> Self {
+        Scoped {
+            inner: Cell::new(std::ptr::null()),
+        }
+    }
+
+    /// Reads as `default` wherever it is not set.
+    const fn with_default(default: &'static T) -> Self {
+        Scoped {
+            inner: Cell::new(default),
+        }
+    }
+
+    /// Points at `value` while `f` runs, then restores the previous value,
+    /// also when `f` unwinds.
+    fn set<R>(&self, value: &T, f: impl FnOnce() -> R) -> R {
+        struct Reset<'a, T> {
+            cell: &'a Cell<*const T>,
+            previous: *const T,
+        }
+        impl<T> Drop for Reset<'_, T> {
+            fn drop(&mut self) {
+                self.cell.set(self.previous);
+            }
+        }
+        let _reset = Reset {
+            previous: self.inner.replace(value),
+            cell: &self.inner,
+        };
+        f()
+    }
+
+    /// Runs `f` with what the pointer points at, if it is set.
+    fn with<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
+        // SAFETY: the pointer is null, a `'static` default, or the `value`
+        // of a `set` on this thread whose frame encloses this call (its
+        // reset runs before that frame returns, and `f` returns before it),
+        // so the pointee is alive for all of `f`.
+        f(unsafe { self.inner.get().as_ref() })
+    }
+}
 
 thread_local! {
     static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
     static IN_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
-    static WORKER: Cell<*const Core> = const { Cell::new(std::ptr::null()) };
-    static IDLE_WORD: Cell<*const AtomicUsize> = const { Cell::new(&NOT_A_WORKER) };
-    static POLL_WATCH: Cell<*const PollWatch> = const { Cell::new(std::ptr::null()) };
+    static WORKER: Scoped<Core> = const { Scoped::unset() };
+    static CURRENT_TASK: Scoped<TaskMeta> = const { Scoped::unset() };
+    static TASK_WAKER: Scoped<Waker> = const { Scoped::unset() };
+    static IDLE_WORD: Scoped<AtomicUsize> = const { Scoped::with_default(&NOT_A_WORKER) };
+    static POLL_WATCH: Scoped<PollWatch> = const { Scoped::unset() };
 }
 
 /// `true` if `yield_if_busy()` can return at once: this thread is not a
-/// worker, or one of its runtime's workers is idle.
+/// worker, or one of its runtime's workers is idle and nothing needs the
+/// running task's attention (see `idle::fast_path_may_continue`).
 #[inline(always)]
 pub(crate) fn any_worker_idle() -> bool {
-    let word = IDLE_WORD.with(Cell::get);
-    // SAFETY: `IDLE_WORD` points either at one of the statics
-    // `NOT_A_WORKER` and `FORCE_SLOW_PATH`, or at the state word inside the `Shared` of the runtime this worker thread
-    // belongs to; `WorkerGuard` resets it before the worker's `Core` (which
-    // owns an `Arc<Shared>`) is dropped, so the pointee is alive. Relaxed:
-    // the value is a hint (see `yield_if_busy`'s docs); a stale read costs at
-    // most one needless slow path or one missed yield.
-    unsafe { (*word).load(Ordering::Relaxed) >= IDLE_ONE }
+    IDLE_WORD.with(|word| {
+        // SAFETY: as in `Scoped::with`: the pointer is never null (its
+        // default is `NOT_A_WORKER`) and points at a static or at the idle
+        // word of the runtime whose worker loop encloses this call. Relaxed:
+        // the value is a hint (see `yield_if_busy`'s docs); a stale read
+        // costs at most one needless slow path or one missed yield, and the
+        // shutdown and abort bits become visible at a later call.
+        let state = unsafe { (*word.inner.get()).load(Ordering::Relaxed) };
+        idle::fast_path_may_continue(state)
+    })
 }
 
 /// Tells the long-poll detector that the running task reached a yield
@@ -54,48 +131,33 @@ pub(crate) fn any_worker_idle() -> bool {
 /// detector on, two plain memory operations on that worker's own watch.
 #[inline(always)]
 pub(crate) fn note_yield_point() {
-    let watch = POLL_WATCH.with(Cell::get);
-    if !watch.is_null() {
-        // SAFETY: a non-null `POLL_WATCH` points at the watch of this
-        // worker, inside the metrics of the `Shared` its `Core` keeps alive;
-        // `WorkerGuard` resets it before that `Core` is dropped (as for
-        // `IDLE_WORD`).
-        unsafe { (*watch).yield_point() }
-    }
+    POLL_WATCH.with(|watch| watch.with(|watch| watch.map(PollWatch::yield_point)));
 }
 
-/// Read by the fast path while a worker polls an elastic task: "no worker
-/// idle", so `yield_if_busy()` always reaches the slow path, which checks the
-/// task's CPU grant. Never written.
-static FORCE_SLOW_PATH: AtomicUsize = AtomicUsize::new(0);
-
-/// While alive, `yield_if_busy()` on this thread skips its fast path.
-pub(crate) struct SlowPathGuard {
-    previous: *const AtomicUsize,
-}
-
-/// Makes `yield_if_busy()` take its slow path until the guard is dropped
-/// (used around polls of elastic tasks).
-pub(crate) fn force_yield_slow_path() -> SlowPathGuard {
-    SlowPathGuard {
-        previous: IDLE_WORD.with(|word| word.replace(&FORCE_SLOW_PATH)),
-    }
-}
-
-impl Drop for SlowPathGuard {
-    fn drop(&mut self) {
-        IDLE_WORD.with(|word| word.set(self.previous));
-    }
+/// Runs `f` with `yield_if_busy()`'s fast path switched off on this thread
+/// (around polls of elastic tasks).
+pub(crate) fn with_slow_path_forced<R>(f: impl FnOnce() -> R) -> R {
+    IDLE_WORD.with(|word| word.set(&FORCE_SLOW_PATH, f))
 }
 
 /// Runs `f` with the worker core running on this thread, if any.
 pub(crate) fn with_current_worker<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
-    let core = WORKER.with(Cell::get);
-    // SAFETY: `WORKER` is non-null only between `enter_worker` and the drop
-    // of its guard, while the `Core` it points to is borrowed by the worker
-    // loop on this very thread (so it is alive and not moved). `Core` is only
-    // used through `&` and its mutable state is in `Cell`s.
-    f(unsafe { core.as_ref() })
+    WORKER.with(|worker| worker.with(f))
+}
+
+/// Polls a task: makes `meta` the current task, and `waker` (the one its
+/// scheduler polls it with) its waker, while `f` runs. Called by the task's
+/// harness around the poll of the user's future, so the task is alive for
+/// all of it.
+pub(crate) fn poll_task<R>(meta: &TaskMeta, waker: &Waker, f: impl FnOnce() -> R) -> R {
+    CURRENT_TASK.with(|task| task.set(meta, || TASK_WAKER.with(|own| own.set(waker, f))))
+}
+
+/// Runs `f` with the header and the waker of the task being polled on this
+/// thread, if a task's poll is running here.
+pub(crate) fn with_current_task<R>(f: impl FnOnce(Option<(&TaskMeta, &Waker)>) -> R) -> R {
+    CURRENT_TASK
+        .with(|task| task.with(|meta| TASK_WAKER.with(|own| own.with(|waker| f(meta.zip(waker))))))
 }
 
 /// A clone of the current runtime's handle, if this thread is in one.
@@ -116,74 +178,64 @@ pub(crate) fn with_current<R>(what: &str, f: impl FnOnce(&Handle) -> R) -> R {
     })
 }
 
-/// Restores the thread's previous context when dropped.
-pub(crate) struct ContextGuard {
-    previous_handle: Option<Handle>,
-    previous_in_block_on: bool,
-    previous_worker: *const Core,
-    previous_idle_word: *const AtomicUsize,
-    previous_poll_watch: *const PollWatch,
-}
-
-impl Drop for ContextGuard {
-    fn drop(&mut self) {
-        WORKER.with(|worker| worker.set(self.previous_worker));
-        IDLE_WORD.with(|word| word.set(self.previous_idle_word));
-        POLL_WATCH.with(|watch| watch.set(self.previous_poll_watch));
-        IN_BLOCK_ON.with(|flag| flag.set(self.previous_in_block_on));
-        let previous = self.previous_handle.take();
-        HANDLE.with(|handle| *handle.borrow_mut() = previous);
+/// Makes `handle` current (and sets `IN_BLOCK_ON`) while `f` runs.
+fn with_handle<R>(handle: Handle, in_block_on: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore {
+        handle: Option<Handle>,
+        in_block_on: bool,
     }
-}
-
-fn enter(
-    handle: Handle,
-    in_block_on: bool,
-    worker: *const Core,
-    idle_word: *const AtomicUsize,
-    poll_watch: *const PollWatch,
-) -> ContextGuard {
-    ContextGuard {
-        previous_handle: HANDLE.with(|current| current.borrow_mut().replace(handle)),
-        previous_in_block_on: IN_BLOCK_ON.with(|flag| flag.replace(in_block_on)),
-        previous_worker: WORKER.with(|current| current.replace(worker)),
-        previous_idle_word: IDLE_WORD.with(|current| current.replace(idle_word)),
-        previous_poll_watch: POLL_WATCH.with(|current| current.replace(poll_watch)),
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            IN_BLOCK_ON.with(|flag| flag.set(self.in_block_on));
+            let previous = self.handle.take();
+            // Dropped outside the borrow: a handle's drop may run arbitrary
+            // destructors of the runtime's shared state.
+            let current =
+                HANDLE.with(|handle| std::mem::replace(&mut *handle.borrow_mut(), previous));
+            drop(current);
+        }
     }
-}
-
-/// Makes this thread the worker running `core`. The guard must be dropped
-/// before `core` is.
-pub(crate) fn enter_worker(core: &Core) -> ContextGuard {
-    let handle = core.handle();
-    let shared = &handle.shared;
-    let idle_word: *const AtomicUsize = shared.idle.state_word();
-    let poll_watch: *const PollWatch = match shared.config.long_poll_threshold {
-        Some(_) => &shared.metrics.worker(core.index()).watch,
-        None => std::ptr::null(),
+    let _restore = Restore {
+        handle: HANDLE.with(|current| current.borrow_mut().replace(handle)),
+        in_block_on: IN_BLOCK_ON.with(|flag| flag.replace(in_block_on)),
     };
-    enter(handle, false, core, idle_word, poll_watch)
+    f()
 }
 
-/// Makes `handle` current on a blocking-pool thread.
-pub(crate) fn enter_blocking(handle: Handle) -> ContextGuard {
-    enter(
-        handle,
-        false,
-        std::ptr::null(),
-        &NOT_A_WORKER,
-        std::ptr::null(),
-    )
+/// Runs the worker loop `f` with this thread made the worker running `core`.
+pub(crate) fn run_worker<R>(core: &Core, f: impl FnOnce() -> R) -> R {
+    let shared = core.shared();
+    let run = || {
+        WORKER.with(|worker| {
+            worker.set(core, || {
+                IDLE_WORD.with(|word| word.set(shared.idle.state_word(), f))
+            })
+        })
+    };
+    let with_watch = || match shared.config.long_poll_threshold {
+        Some(_) => {
+            let watch = &shared.metrics.worker(core.index()).watch;
+            POLL_WATCH.with(|current| current.set(watch, run))
+        }
+        None => run(),
+    };
+    with_handle(core.handle(), false, with_watch)
 }
 
-/// Makes `handle` current on a thread entering `block_on`.
+/// Runs `f` on a blocking-pool thread of `handle`'s runtime.
+pub(crate) fn run_blocking<R>(handle: Handle, f: impl FnOnce() -> R) -> R {
+    with_handle(handle, false, f)
+}
+
+/// Runs `f` (the body of `block_on`) with `handle` current.
 ///
 /// # Panics
 /// If the thread is a worker or already inside `block_on`: blocking there
 /// would stall the worker (or deadlock a runtime waiting on itself).
 #[track_caller]
-pub(crate) fn enter_block_on(handle: Handle) -> ContextGuard {
-    if !WORKER.with(Cell::get).is_null() || IN_BLOCK_ON.with(Cell::get) {
+pub(crate) fn run_block_on<R>(handle: Handle, f: impl FnOnce() -> R) -> R {
+    let on_worker = with_current_worker(|core| core.is_some());
+    if on_worker || IN_BLOCK_ON.with(Cell::get) {
         panic!(
             "cannot call `block_on` from inside a brigade runtime: this thread is already \
              driving async code (a worker thread or another `block_on`), and blocking it \
@@ -191,11 +243,5 @@ pub(crate) fn enter_block_on(handle: Handle) -> ContextGuard {
              `brigade::spawn_blocking` to run blocking code"
         );
     }
-    enter(
-        handle,
-        true,
-        std::ptr::null(),
-        &NOT_A_WORKER,
-        std::ptr::null(),
-    )
+    with_handle(handle, true, f)
 }

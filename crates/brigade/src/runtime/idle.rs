@@ -2,16 +2,27 @@
 //! goes to sleep without missing a wake-up.
 //!
 //! ## The state word
-//! `state` packs two counters into one `AtomicUsize` so that both can be
-//! read with a single load:
+//! `state` packs three counters into one `AtomicUsize` so that all of them
+//! can be read with a single load (bit ranges for a 64-bit `usize`; a
+//! quarter, a quarter and a half of the word in general):
 //! - bits `0..16`: **searching** workers, those stealing from each other
 //!   after their own deque and the injector came up empty;
-//! - bits `16..`: **idle** workers, those that committed to park (see
-//!   below). This is the count `yield_if_busy()`'s fast path reads: while it
-//!   is non-zero an idle worker will pick up anything that is waiting, so
-//!   there is nothing to yield to.
+//! - bits `16..32`: **idle** workers, those that committed to park (see
+//!   below). While it is non-zero an idle worker will pick up anything that
+//!   is waiting, so `yield_if_busy()` has nothing to yield to;
+//! - bits `32..`: **attention** holds: reasons for a running task to look
+//!   at its flags at its next yield point. Shutdown takes one for good
+//!   ([`Idle::hold_attention_forever`]); `JoinHandle::abort` takes one
+//!   until the aborted task's future is dropped (`task/cancel.rs`).
 //!
-//! A worker running a task is counted in neither.
+//! `yield_if_busy()`'s fast path returns at once iff `idle > 0` and
+//! `attention == 0` ([`fast_path_may_continue`]: one subtraction and one
+//! compare on the loaded word). Otherwise it takes its slow path, which
+//! gives way if the runtime is shutting down or the task was aborted. So a
+//! loop that calls `yield_if_busy()` always reaches a `Pending` soon after
+//! either, and its worker gets to see the shutdown or drop the task.
+//!
+//! A worker running a task is counted as neither searching nor idle.
 //!
 //! ## Who changes what
 //! - A worker becomes *searching* with [`Idle::try_begin_search`] (at most
@@ -63,10 +74,16 @@
 use super::park::Parker;
 use crate::sync::{AtomicUsize, Mutex, Ordering, fence, lock};
 
+/// Width of the searching and of the idle field of the state word.
+const FIELD_BITS: u32 = usize::BITS / 4;
 /// One idle worker in the packed state word.
-pub(crate) const IDLE_ONE: usize = 1 << 16;
+pub(crate) const IDLE_ONE: usize = 1 << FIELD_BITS;
+/// One attention hold in the packed state word.
+pub(crate) const ATTENTION_ONE: usize = 1 << (2 * FIELD_BITS);
 /// Mask for the searching count in the packed state word.
 const SEARCHING_MASK: usize = IDLE_ONE - 1;
+/// Mask for the idle count in the packed state word.
+const IDLE_MASK: usize = ATTENTION_ONE - IDLE_ONE;
 /// The largest worker count the packed state word can represent.
 pub(crate) const MAX_WORKERS: usize = SEARCHING_MASK;
 
@@ -85,7 +102,15 @@ fn searching(state: usize) -> usize {
 }
 
 fn idle(state: usize) -> usize {
-    state / IDLE_ONE
+    (state & IDLE_MASK) / IDLE_ONE
+}
+
+/// `yield_if_busy()`'s fast-path test on a loaded state word: at least one
+/// worker is idle and nothing holds attention. One subtraction and one
+/// unsigned compare: `IDLE_ONE <= state < ATTENTION_ONE`.
+#[inline(always)]
+pub(crate) fn fast_path_may_continue(state: usize) -> bool {
+    state.wrapping_sub(IDLE_ONE) < ATTENTION_ONE - IDLE_ONE
 }
 
 impl Idle {
@@ -100,7 +125,7 @@ impl Idle {
     }
 
     /// The packed state word, for `yield_if_busy()`'s fast path, which tests
-    /// `state >= IDLE_WORKER_UNIT` with one load.
+    /// it with [`fast_path_may_continue`] after one load.
     #[cfg(not(loom))]
     pub(crate) fn state_word(&self) -> &std::sync::atomic::AtomicUsize {
         &self.state
@@ -109,6 +134,32 @@ impl Idle {
     /// Number of workers committed to parking (or parked).
     pub(crate) fn num_idle(&self) -> usize {
         idle(self.state.load(Ordering::Relaxed))
+    }
+
+    /// Whether anything holds attention: running tasks must check, at their
+    /// next yield point, whether they were aborted or the runtime is
+    /// shutting down.
+    #[cfg(test)]
+    pub(crate) fn attention_held(&self) -> bool {
+        self.state.load(Ordering::Relaxed) >= ATTENTION_ONE
+    }
+
+    /// Takes one attention hold; give it back with
+    /// [`release_attention`](Self::release_attention).
+    pub(crate) fn hold_attention(&self) {
+        self.state.fetch_add(ATTENTION_ONE, Ordering::Relaxed);
+    }
+
+    /// Gives back one hold taken by [`hold_attention`](Self::hold_attention).
+    pub(crate) fn release_attention(&self) {
+        let previous = self.state.fetch_sub(ATTENTION_ONE, Ordering::Relaxed);
+        debug_assert!(previous >= ATTENTION_ONE, "attention released twice");
+    }
+
+    /// Takes a hold that is never given back (shutdown): from now on every
+    /// `yield_if_busy()` takes its slow path.
+    pub(crate) fn hold_attention_forever(&self) {
+        self.hold_attention();
     }
 
     /// Number of workers currently stealing.

@@ -8,6 +8,7 @@ pub(crate) mod idle;
 mod monitor;
 mod park;
 mod shared;
+mod shutdown;
 pub(crate) mod worker;
 
 use std::future::Future;
@@ -25,6 +26,7 @@ use crate::metrics::RuntimeMetrics;
 use crate::sync::{Condvar, Mutex, lock};
 use crate::task::JoinHandle;
 use blocking::BlockingPool;
+use shutdown::{ExitSignal, WorkerThreads};
 use worker::Core;
 
 /// A brigade runtime: a pool of worker threads running async tasks, a
@@ -70,16 +72,6 @@ pub struct Runtime {
 #[derive(Clone)]
 pub struct Handle {
     pub(crate) shared: Arc<Shared>,
-}
-
-/// The runtime's worker threads and a count of how many are still running.
-struct WorkerThreads {
-    threads: Vec<thread::JoinHandle<()>>,
-    running: Arc<(Mutex<usize>, Condvar)>,
-    /// The fallback driver thread, if enabled.
-    fallback: Option<thread::JoinHandle<()>>,
-    /// The monitor thread (elastic controller, admission, long polls).
-    monitor: Option<thread::JoinHandle<()>>,
 }
 
 impl Runtime {
@@ -312,39 +304,11 @@ impl Runtime {
         self.shutdown(Some(Instant::now() + timeout));
     }
 
+    /// The shutdown sequence: see `shutdown.rs`.
     fn shutdown(&mut self, deadline: Option<Instant>) {
-        let Some(mut workers) = self.workers.take() else {
-            return;
-        };
-        let shared = &self.handle.shared;
-        tracing::debug!("runtime shutting down");
-        shared.begin_shutdown();
-        let fallback = workers.fallback.take();
-        let monitor = workers.monitor.take();
-        let all_stopped = workers.wait_stopped(deadline);
-        if !all_stopped {
-            tracing::warn!(
-                "runtime shutdown timed out waiting for worker threads (a task is blocking its worker)"
-            );
+        if let Some(threads) = self.workers.take() {
+            shutdown::shut_down(&self.handle.shared, threads, deadline);
         }
-        // Tasks still queued, then tasks pending elsewhere: drop their futures.
-        shared.drain_queues();
-        shared.registry.close_and_wake_all();
-        // Woken and drained tasks were set aside; drop them here, where no
-        // lock is held (see `Shared::cancel_later`).
-        shared.drop_cancelled();
-        if let Some(monitor) = monitor {
-            let _ = monitor.join();
-        }
-        // Workers have left the driver, so its wake reaches the fallback thread.
-        shared.driver.shutdown();
-        if let Some(fallback) = fallback {
-            let _ = fallback.join();
-        }
-        if !shared.blocking.shutdown(deadline) {
-            tracing::warn!("runtime shutdown timed out waiting for spawn_blocking closures");
-        }
-        tracing::debug!("runtime shut down");
     }
 }
 
@@ -359,52 +323,6 @@ impl std::fmt::Debug for Runtime {
         f.debug_struct("Runtime")
             .field("workers", &self.handle.shared.num_workers())
             .finish()
-    }
-}
-
-impl WorkerThreads {
-    /// Waits for the workers to exit; `false` if the deadline passed first.
-    fn wait_stopped(self, deadline: Option<Instant>) -> bool {
-        let current = thread::current().id();
-        let (count, condvar) = &*self.running;
-        let mut running = lock(count);
-        // A runtime dropped on one of its own workers cannot wait for that one.
-        let own = usize::from(
-            self.threads
-                .iter()
-                .any(|thread| thread.thread().id() == current),
-        );
-        while *running > own {
-            let remaining = match deadline {
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
-                None => Duration::from_secs(3600),
-            };
-            if remaining.is_zero() {
-                return false;
-            }
-            running = match condvar.wait_timeout(running, remaining) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
-        }
-        drop(running);
-        for thread in self.threads {
-            if thread.thread().id() != current {
-                let _ = thread.join();
-            }
-        }
-        true
-    }
-}
-
-/// Decrements the running-worker count when a worker thread exits, however
-/// it exits.
-struct ExitSignal(Arc<(Mutex<usize>, Condvar)>);
-
-impl Drop for ExitSignal {
-    fn drop(&mut self) {
-        *lock(&self.0.0) -= 1;
-        self.0.1.notify_all();
     }
 }
 
@@ -477,7 +395,12 @@ impl Handle {
     /// [`Runtime::block_on`].
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        let _context = context::enter_block_on(self.clone());
+        context::run_block_on(self.clone(), || self.drive(future))
+    }
+
+    /// `block_on`'s loop: polls `future` on this thread, sleeping between
+    /// wake-ups.
+    fn drive<F: Future>(&self, future: F) -> F::Output {
         let mut future = std::pin::pin!(future);
         let signal = Arc::new(ThreadSignal {
             thread: thread::current(),

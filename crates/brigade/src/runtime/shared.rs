@@ -6,6 +6,7 @@ use std::cell::Cell;
 use std::future::Future;
 use std::panic::Location;
 use std::sync::Arc;
+use std::task::Waker;
 // A tuning knob no protocol reads, so not from `crate::sync`.
 use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
@@ -17,24 +18,19 @@ use super::blocking::BlockingPool;
 use super::context;
 use super::driver::Driver;
 use super::idle::Idle;
+use super::shutdown::{self, ShutdownState};
 use crate::admission::Admission;
 use crate::metrics::MetricsCells;
-use crate::sync::{AtomicBool, Injector, Mutex, Ordering, injector_pop, lock};
+use crate::sync::{Injector, Ordering};
 use crate::task::harness::Harness;
 use crate::task::registry::Registry;
 use crate::task::{JoinHandle, Runnable, TaskMeta};
-use crate::yield_queue::YieldQueue;
+use crate::yield_queue::{YieldQueue, Yielded};
 
 /// Shared state of one runtime.
 ///
-/// ## Shutdown protocol
-/// `shutdown` is set once (`SeqCst`), then every sleeping worker is woken.
-/// A push into the injector or the yield queue is followed (after the
-/// `SeqCst` fence in `notify_one`) by a `SeqCst` load of `shutdown`; if it is
-/// set, the pusher drains the queue itself. The shutting-down thread drains
-/// both queues after setting the flag. Whichever of the two comes second in
-/// the fence order sees the other's write, so no task is left behind in a
-/// queue that nobody will drain.
+/// Shutdown, and how pushes into the shared queues race with it, is in
+/// `shutdown.rs`.
 pub(crate) struct Shared {
     pub(crate) injector: Injector<Runnable>,
     pub(crate) stealers: Box<[Stealer<Runnable>]>,
@@ -53,22 +49,10 @@ pub(crate) struct Shared {
     /// `runtime/monitor.rs`). Read with `Relaxed`: a stale value only shifts
     /// when the next sample is taken.
     sample_every: AtomicU32,
-    shutdown: AtomicBool,
-    /// Tasks woken or drained after shutdown began, waiting to be dropped
-    /// by [`drop_cancelled`](Self::drop_cancelled) (see
-    /// [`cancel_later`](Self::cancel_later)).
-    cancelled: Mutex<Cancelled>,
+    /// The shutdown flag and the tasks set aside to be dropped.
+    pub(crate) shutdown: ShutdownState,
     /// Time zero for `clock_nanos`.
     start: Instant,
-}
-
-/// See [`Shared::cancel_later`].
-#[derive(Default)]
-struct Cancelled {
-    runnables: Vec<Runnable>,
-    /// Set by the shutdown's final `drop_cancelled`: later tasks are
-    /// dropped at once.
-    closed: bool,
 }
 
 /// Scheduler settings from the `Builder`.
@@ -84,15 +68,6 @@ pub(crate) struct SchedulerConfig {
 thread_local! {
     /// Schedules left on this thread until the next sampled one.
     static SAMPLE_COUNTDOWN: Cell<u32> = const { Cell::new(1) };
-}
-
-/// Where `schedule` put a task.
-enum Pushed {
-    /// The current worker's deque; `notify` is false when that worker is
-    /// parked dispatching events and will run the task itself.
-    Local { notify: bool },
-    /// The injector or the yield queue.
-    Shared,
 }
 
 impl Shared {
@@ -120,8 +95,7 @@ impl Shared {
             config,
             stealers,
             blocking,
-            shutdown: AtomicBool::new(false),
-            cancelled: Mutex::new(Cancelled::default()),
+            shutdown: ShutdownState::new(),
             start: Instant::now(),
         }
     }
@@ -136,7 +110,7 @@ impl Shared {
     }
 
     pub(crate) fn is_shutdown(&self) -> bool {
-        self.shutdown.load(Ordering::Acquire)
+        self.shutdown.is_set()
     }
 
     /// Spawns `future` as a task of this runtime.
@@ -193,53 +167,41 @@ impl Shared {
     }
 
     /// The schedule hook of every (non-blocking) task: where a woken task
-    /// goes. On one of this runtime's workers: that worker's deque, or the
-    /// yield queue if the task asked for it during the poll that just ended.
-    /// Anywhere else: the injector.
+    /// goes. On one of this runtime's workers: the back of that worker's
+    /// deque (a task that woke itself during its poll also makes the worker
+    /// look at the injector first next). Anywhere else: the injector.
     pub(crate) fn schedule(&self, runnable: Runnable, info: ScheduleInfo) {
         if self.is_shutdown() {
-            self.cancel_later(runnable);
+            self.shutdown.cancel_later(runnable);
             return;
         }
-        let routed_to_yield_queue =
-            info.woken_while_running && runnable.metadata().take_yield_request();
-        if routed_to_yield_queue {
-            runnable.metadata().set_yielded_at(self.clock_nanos());
-        } else {
-            self.maybe_sample(&runnable);
-        }
-        let pushed = context::with_current_worker(|core| match core {
-            Some(core) if std::ptr::eq(&**core.shared(), self) => {
-                if !info.woken_while_running {
-                    Pushed::Local {
-                        notify: core.push_local(runnable),
-                    }
-                } else if routed_to_yield_queue {
-                    self.yield_queue.push(runnable);
-                    Pushed::Shared
-                } else {
-                    Pushed::Local {
-                        notify: core.push_local_yielded(runnable),
-                    }
-                }
-            }
-            _ => {
-                self.injector.push(runnable);
-                Pushed::Shared
-            }
+        self.maybe_sample(&runnable);
+        let local = context::with_current_worker(|core| match core {
+            Some(core) if std::ptr::eq(&**core.shared(), self) => Ok(if info.woken_while_running {
+                core.push_local_yielded(runnable)
+            } else {
+                core.push_local(runnable)
+            }),
+            _ => Err(runnable),
         });
-        match pushed {
-            Pushed::Local { notify } => {
+        match local {
+            Ok(notify) => {
                 if notify {
                     self.idle.notify_one();
                 }
             }
-            Pushed::Shared => {
-                self.idle.notify_one();
-                if self.shutdown.load(Ordering::SeqCst) {
-                    self.drain_queues();
-                }
-            }
+            Err(runnable) => self.inject(runnable),
+        }
+    }
+
+    /// Parks a task that steps aside in `yield_if_busy()`: its waker goes
+    /// to the yield queue, to be woken when a worker runs out of other work.
+    pub(crate) fn park_yielded(&self, task: u64, waker: Waker) {
+        let at = self.clock_nanos();
+        self.yield_queue.push(Yielded { waker, at, task });
+        self.idle.notify_one();
+        if self.shutdown.is_set_after_push() {
+            shutdown::drain_queues(self);
         }
     }
 
@@ -276,14 +238,18 @@ impl Shared {
         }
     }
 
-    /// Pushes a task into the injector from outside `schedule` (the monitor
-    /// admitting elastic tasks).
+    /// Pushes a task into the injector (a wake off the workers, or the
+    /// monitor admitting elastic tasks).
     pub(crate) fn push_injected(&self, runnable: Runnable) {
         self.maybe_sample(&runnable);
+        self.inject(runnable);
+    }
+
+    fn inject(&self, runnable: Runnable) {
         self.injector.push(runnable);
         self.idle.notify_one();
-        if self.shutdown.load(Ordering::SeqCst) {
-            self.drain_queues();
+        if self.shutdown.is_set_after_push() {
+            shutdown::drain_queues(self);
         }
     }
 
@@ -300,63 +266,5 @@ impl Shared {
             .iter()
             .enumerate()
             .any(|(index, stealer)| index != me && !stealer.is_empty())
-    }
-
-    /// Sets the shutdown flag and wakes every worker.
-    pub(crate) fn begin_shutdown(&self) {
-        self.shutdown.store(true, Ordering::SeqCst);
-        self.idle.notify_all();
-        // Under the lock the monitor waits with, so it cannot miss the flag.
-        let _admission = self.admission.lock_state();
-        self.admission.changed.notify_all();
-    }
-
-    /// Cancels every task in the shared queues (see `cancel_later`).
-    pub(crate) fn drain_queues(&self) {
-        while let Some(runnable) = injector_pop(&self.injector) {
-            self.cancel_later(runnable);
-        }
-        while let Some(runnable) = self.yield_queue.pop() {
-            self.cancel_later(runnable);
-        }
-        self.admission.drain();
-    }
-
-    /// Cancels a task after shutdown began: it will be dropped, never run.
-    ///
-    /// Not dropped here, though: this runs inside `Waker::wake` (through
-    /// `schedule`), whose caller may hold a lock that the task's destructor
-    /// takes too. h2 does exactly that: dropping one of its stream handles
-    /// locks the connection's stream state and wakes the connection task;
-    /// dropping that task on the spot locks the same mutex again and
-    /// deadlocks the shutdown. So the task waits in `cancelled` until the
-    /// shutdown's [`drop_cancelled`](Self::drop_cancelled), which holds no
-    /// lock while dropping. After that, tasks woken by threads outside the
-    /// runtime are dropped at once, as there is nobody left to drop them.
-    fn cancel_later(&self, runnable: Runnable) {
-        let mut cancelled = lock(&self.cancelled);
-        if cancelled.closed {
-            drop(cancelled);
-            drop(runnable);
-        } else {
-            cancelled.runnables.push(runnable);
-        }
-    }
-
-    /// Drops the cancelled tasks, and any their destructors wake, until
-    /// none is left; then tasks cancelled later are dropped at once
-    /// (shutdown, after the workers stopped and every task was woken).
-    pub(crate) fn drop_cancelled(&self) {
-        loop {
-            let batch = {
-                let mut cancelled = lock(&self.cancelled);
-                if cancelled.runnables.is_empty() {
-                    cancelled.closed = true;
-                    return;
-                }
-                std::mem::take(&mut cancelled.runnables)
-            };
-            drop(batch);
-        }
     }
 }

@@ -68,12 +68,13 @@ pub(crate) struct Core {
     /// Set by a self-wake: check the injector before the local deque on the
     /// next tick.
     injector_first: Cell<bool>,
-    /// Set while this worker is parked (possibly dispatching driver events).
-    parked: Cell<bool>,
+    /// Set while this worker wakes tasks that it will run itself: while it
+    /// is parked (dispatching driver events) and while it wakes a task from
+    /// the yield queue. Tasks woken then go to its deque without a
+    /// notification.
+    wakes_for_itself: Cell<bool>,
     /// xorshift64 state for picking steal victims.
     rng: Cell<u64>,
-    /// The header of the task being polled, if any.
-    current_task: Cell<Option<NonNull<TaskMeta>>>,
     /// When the current poll started (runtime-clock ns), if timed.
     poll_started: Cell<u64>,
     /// Elastic polls: when the current stretch without a yield point began.
@@ -95,11 +96,10 @@ impl Core {
             tick: Cell::new(0),
             searching: Cell::new(false),
             injector_first: Cell::new(false),
-            parked: Cell::new(false),
+            wakes_for_itself: Cell::new(false),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
-            current_task: Cell::new(None),
             poll_started: Cell::new(0),
             stretch_started: Cell::new(0),
             holds_coarse_slot: Cell::new(false),
@@ -122,24 +122,16 @@ impl Core {
         }
     }
 
-    /// The header of the task being polled on this worker.
-    pub(crate) fn current_task(&self) -> Option<&TaskMeta> {
-        // SAFETY: set by `run_task` from the `Runnable` it is running and
-        // cleared before `run` returns; the task allocation (and so its
-        // header) is alive while it runs.
-        self.current_task.get().map(|meta| unsafe { meta.as_ref() })
-    }
-
     pub(crate) fn local_is_empty(&self) -> bool {
         self.local.is_empty()
     }
 
     /// Pushes a task onto the back of this worker's deque. Returns whether
-    /// an idle worker should be notified (not while this one is parked and
-    /// dispatching events: it will run the task itself).
+    /// an idle worker should be notified (not while this one wakes tasks it
+    /// will run itself).
     pub(crate) fn push_local(&self, runnable: Runnable) -> bool {
         self.local.push(runnable);
-        !self.parked.get()
+        !self.wakes_for_itself.get()
     }
 
     /// Pushes the task that just yielded onto the back of this worker's
@@ -151,20 +143,21 @@ impl Core {
 
     /// The worker thread's body.
     pub(crate) fn run(self) {
-        let context = context::enter_worker(&self);
-        tracing::debug!(worker = self.index, "worker started");
-        while !self.shared.is_shutdown() {
-            match self.next_task() {
-                Some(runnable) => {
-                    self.stop_searching();
-                    self.run_task(runnable);
+        context::run_worker(&self, || {
+            tracing::debug!(worker = self.index, "worker started");
+            while !self.shared.is_shutdown() {
+                match self.next_task() {
+                    Some(runnable) => {
+                        self.stop_searching();
+                        self.run_task(runnable);
+                    }
+                    None => self.park(),
                 }
-                None => self.park(),
             }
-        }
-        // Leave the context first, so tasks woken while the local deque is
-        // dropped go through the injector, where shutdown drops them.
-        drop(context);
+        });
+        // Out of the worker's context (shutdown step 4 in `shutdown.rs`):
+        // tasks woken while the local deque is dropped are set aside by
+        // `schedule`, which sees the shutdown flag.
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
         }
@@ -301,7 +294,15 @@ impl Core {
         let (runnable, coarse_slot) = if elastic {
             match shared.admission.admit_or_enqueue(runnable) {
                 Ok(admitted) => admitted,
-                Err(()) => return, // queued for admission
+                Err(()) => {
+                    // Queued for admission: a push into a shared queue (see
+                    // `ShutdownState`; the admission lock orders it with
+                    // the shutdown's drain).
+                    if shared.shutdown.is_set_after_push() {
+                        super::shutdown::drain_queues(shared);
+                    }
+                    return;
+                }
             }
         } else {
             (runnable, false)
@@ -313,7 +314,6 @@ impl Core {
             counters.scheduling_latency.record(now.saturating_sub(at));
         }
         let meta_ptr = NonNull::from(meta);
-        self.current_task.set(Some(meta_ptr));
         self.poll_started.set(started.unwrap_or(0));
         counters.count_poll();
         counters.watch.begin(meta.location());
@@ -326,10 +326,7 @@ impl Core {
             self.holds_coarse_slot.set(coarse_slot);
             // Keeps the task allocation (and its header) alive after `run`.
             let keep_alive = runnable.waker();
-            {
-                let _slow_path = context::force_yield_slow_path();
-                runnable.run();
-            }
+            context::with_slow_path_forced(|| runnable.run());
             let ended = shared.clock_nanos();
             if self.holds_coarse_slot.replace(false) {
                 shared.admission.end_coarse_poll();
@@ -349,7 +346,6 @@ impl Core {
                 .poll_duration
                 .record(shared.clock_nanos().saturating_sub(started));
         }
-        self.current_task.set(None);
     }
 
     /// Charges an elastic task's poll to its grant; a used-up grant is
@@ -390,18 +386,27 @@ impl Core {
         self.poll_started.get()
     }
 
-    /// Takes a task from the yield queue, recording how long it waited.
+    /// Resumes the longest-parked task of the yield queue: wakes it (which
+    /// schedules it onto this worker's deque, with no notification) and
+    /// takes it, recording how long it waited. A wake-up that brings no
+    /// task here (its task was woken already, or the waker is not a brigade
+    /// task's) is used up and the next one tried.
     fn take_from_yield_queue(&self) -> Option<Runnable> {
-        let runnable = self.shared.yield_queue.pop()?;
-        if let Some(at) = runnable.metadata().take_yielded_at() {
-            let waited = self.shared.clock_nanos().saturating_sub(at);
+        while let Some(yielded) = self.shared.yield_queue.pop() {
+            let waited = self.shared.clock_nanos().saturating_sub(yielded.at);
             self.shared
                 .metrics
                 .worker(self.index)
                 .yield_delay
                 .record(waited);
+            self.wakes_for_itself.set(true);
+            yielded.waker.wake();
+            self.wakes_for_itself.set(false);
+            if let Some(runnable) = self.local.pop() {
+                return Some(runnable);
+            }
         }
-        Some(runnable)
+        None
     }
 
     fn park(&self) {
@@ -422,7 +427,7 @@ impl Core {
             parker.park_timeout(timeout);
         };
         let has_local_work = || !self.local.is_empty();
-        self.parked.set(true);
+        self.wakes_for_itself.set(true);
         let searching = shared.idle.park(
             self.index,
             self.searching.get(),
@@ -430,7 +435,7 @@ impl Core {
             sleep,
             has_local_work,
         );
-        self.parked.set(false);
+        self.wakes_for_itself.set(false);
         self.searching.set(searching);
         // Events dispatched during the park queued tasks here without a
         // notification; share any beyond the one this worker runs next.

@@ -1,6 +1,7 @@
 //! The future every task actually runs: the user's future, with panics
-//! caught (from `poll` and from its destructor) and the task's registry slot
-//! released when the harness is dropped.
+//! caught (from `poll` and from its destructor), the task made current
+//! while its future is polled (`context::poll_task`), and the task's
+//! registry slot and cancel state settled when the harness is dropped.
 //!
 //! `async-task` drops a task's future inside an abort-on-panic guard, so a
 //! destructor that panics would take the whole process down. The harness
@@ -16,6 +17,7 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll};
 
 use super::{Panic, TaskMeta};
+use crate::runtime::context;
 
 pin_project_lite::pin_project! {
     /// Wraps a task's future. Its output is `Err(payload)` if the future
@@ -58,8 +60,11 @@ impl MetaRef {
 }
 
 impl Drop for MetaRef {
+    /// Runs after the user's future has been dropped (it is declared after
+    /// the future in `Harness`, and a completed future is dropped in `poll`).
     fn drop(&mut self) {
         let meta = self.get();
+        meta.future_dropped();
         if let Some(key) = meta.registry_key() {
             meta.shared().registry.remove(key, meta.id());
         }
@@ -81,7 +86,8 @@ impl<F: Future> Future for Harness<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        if this.meta.get().is_cancelled() {
+        let meta = this.meta.get();
+        if meta.is_cancelled() {
             // Aborted after the worker checked the flag but before this poll
             // began: the abort's wake-up found the task still scheduled and
             // did nothing. Wake it again so it is rescheduled, and dropped
@@ -90,10 +96,12 @@ impl<F: Future> Future for Harness<F> {
             return Poll::Pending;
         }
         let mut future = this.future;
-        let polled = catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
-            Some(future) => future.poll(cx),
-            None => panic!("a brigade task was polled after it completed"),
-        }));
+        let polled = context::poll_task(meta, cx.waker(), || {
+            catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
+                Some(future) => future.poll(cx),
+                None => panic!("a brigade task was polled after it completed"),
+            }))
+        });
         let output = match polled {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(output)) => Ok(output),

@@ -5,6 +5,7 @@
 //! owns an `Arc` of the runtime's shared state, and a [`TaskMeta`] header
 //! with the per-task flags the scheduler needs.
 
+mod cancel;
 pub(crate) mod harness;
 mod join;
 pub(crate) mod registry;
@@ -16,7 +17,9 @@ use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicU64, Ordering as StdO
 pub use join::{JoinError, JoinHandle};
 
 use crate::runtime::Shared;
+use crate::runtime::idle::Idle;
 use crate::sync::{AtomicBool, Ordering};
+use cancel::CancelState;
 
 /// The `Runnable` type every scheduler queue holds.
 pub(crate) type Runnable = async_task::Runnable<TaskMeta>;
@@ -41,7 +44,9 @@ pub(crate) struct TaskMeta {
     /// tasks spawned after shutdown).
     registry_key: Option<usize>,
     /// Set by `JoinHandle::abort`, which then wakes the task; a worker that
-    /// pops a cancelled task drops it instead of polling it.
+    /// pops a cancelled task drops it instead of polling it. An abort of a
+    /// registered task also makes running `yield_if_busy()` loops check it
+    /// (see `cancel.rs`).
     ///
     /// The race: a worker checks the flag, then `Runnable::run` moves the
     /// task from scheduled to running. An abort that lands between the two
@@ -49,18 +54,13 @@ pub(crate) struct TaskMeta {
     /// poll would leave a cancelled task pending with nobody to wake it. So
     /// the harness checks the flag again at the start of every poll, and a
     /// cancelled task wakes itself and returns `Pending` instead of polling
-    /// the future. The abort's store (Release) comes before its wake-up's
+    /// the future. The abort's CAS (Release) comes before its wake-up's
     /// read-modify-write of the task state (`async-task` publishes even a
     /// no-op wake with an `AcqRel` CAS), and `run`'s transition to running
     /// (Acquire) follows that in the state's modification order, so the
     /// harness's Acquire load sees the flag. An abort after the transition
     /// wakes a running task, which `async-task` reschedules after the poll.
-    cancelled: AtomicBool,
-    /// Set by `yield_if_busy` during a poll of this task to route the
-    /// self-wake that follows into the yield queue. Only the thread polling
-    /// the task touches it (the wake is delivered right after the poll, on
-    /// the same thread), so `Relaxed` is enough.
-    yield_request: AtomicBool,
+    cancel: CancelState,
     /// The yield sentinel: the last slow-path visit of `yield_if_busy` moved
     /// this task to the back of its worker's deque. Same thread only.
     moved_to_back: AtomicBool,
@@ -85,8 +85,6 @@ pub(crate) struct TaskMeta {
     /// schedule was sampled for the scheduling-latency histogram; else 0.
     /// Written before the task is pushed to a queue, read after it is popped.
     scheduled_at: AtomicU64,
-    /// When the task was parked in the yield queue (runtime-clock ns), else 0.
-    yielded_at: AtomicU64,
 }
 
 /// `grant_used` of an elastic task that holds no grant.
@@ -115,8 +113,7 @@ impl TaskMeta {
             id,
             shared: NonNull::from(&**shared),
             registry_key,
-            cancelled: AtomicBool::new(false),
-            yield_request: AtomicBool::new(false),
+            cancel: CancelState::new(),
             moved_to_back: AtomicBool::new(false),
             location,
             elastic,
@@ -124,7 +121,6 @@ impl TaskMeta {
             coarse: StdAtomicBool::new(false),
             long_stretch_nanos: AtomicU64::new(0),
             scheduled_at: AtomicU64::new(0),
-            yielded_at: AtomicU64::new(0),
         }
     }
 
@@ -192,24 +188,6 @@ impl TaskMeta {
         Some(at)
     }
 
-    /// Records when the task was parked in the yield queue; a schedule sample
-    /// taken before is dropped (time in the yield queue is not scheduling
-    /// latency).
-    pub(crate) fn set_yielded_at(&self, now: u64) {
-        self.scheduled_at.store(0, StdOrdering::Relaxed);
-        self.yielded_at.store(now.max(1), StdOrdering::Relaxed);
-    }
-
-    /// Takes the time the task was parked in the yield queue, if known.
-    pub(crate) fn take_yielded_at(&self) -> Option<u64> {
-        let at = self.yielded_at.load(StdOrdering::Relaxed);
-        if at == 0 {
-            return None;
-        }
-        self.yielded_at.store(0, StdOrdering::Relaxed);
-        Some(at)
-    }
-
     pub(crate) fn next_id() -> u64 {
         NEXT_TASK_ID.fetch_add(1, StdOrdering::Relaxed)
     }
@@ -228,23 +206,25 @@ impl TaskMeta {
         self.registry_key
     }
 
+    /// The runtime state an abort takes an attention hold on: registered
+    /// tasks only (blocking tasks and tasks cancelled at spawn run no
+    /// `yield_if_busy()` loop a hold could reach).
+    fn attention(&self) -> Option<&Idle> {
+        self.registry_key.map(|_| &self.shared().idle)
+    }
+
+    /// Cancels the task (`JoinHandle::abort`); the caller wakes it.
     pub(crate) fn cancel(&self) {
-        self.cancelled.store(true, Ordering::Release);
+        self.cancel.cancel(self.attention());
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Acquire)
+        self.cancel.is_cancelled()
     }
 
-    /// Asks for this task's next self-wake to go to the yield queue.
-    pub(crate) fn request_yield_queue(&self) {
-        self.yield_request.store(true, Ordering::Relaxed);
-    }
-
-    /// Consumes a yield-queue request, if any.
-    pub(crate) fn take_yield_request(&self) -> bool {
-        self.yield_request.load(Ordering::Relaxed)
-            && self.yield_request.swap(false, Ordering::Relaxed)
+    /// The task's future has been dropped (its harness, once).
+    pub(crate) fn future_dropped(&self) {
+        self.cancel.future_dropped(self.attention());
     }
 
     /// Reads and updates the yield sentinel.

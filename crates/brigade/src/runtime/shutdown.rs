@@ -1,0 +1,260 @@
+//! # Shutdown
+//!
+//! Dropping a [`Runtime`](super::Runtime) (or calling `shutdown_timeout`)
+//! runs [`shut_down`], on the dropping thread, in these steps:
+//!
+//! 1. **Flag.** [`ShutdownState::begin`] sets the shutdown flag (`SeqCst`).
+//!    From here on `Shared::schedule` never queues a woken task: it hands
+//!    it to [`ShutdownState::cancel_later`].
+//! 2. **Attention.** The idle state word takes an attention hold for good
+//!    (`idle.rs`), so `yield_if_busy()`'s fast path stops returning at once;
+//!    its slow path sees the flag and gives way. A task looping on
+//!    `yield_if_busy()`, `yield_now()` or in an elastic task therefore
+//!    returns `Pending` at its next yield point.
+//! 3. **Wake everyone.** Every sleeping worker is unparked
+//!    (`Idle::notify_all`), and the monitor thread is signalled under the
+//!    lock it waits with, so it cannot miss the flag.
+//! 4. **Workers stop.** Each worker checks the flag between two polls and
+//!    leaves its loop; it then leaves the thread's runtime context and
+//!    drops the tasks left in its own deque (their futures are dropped on
+//!    that worker). The dropping thread waits for all of them, until the
+//!    deadline if one was given. A worker whose task never reaches a yield
+//!    point (a blocking call, an endless loop with no `.await`) cannot be
+//!    stopped: without a deadline the wait lasts as long as that poll.
+//! 5. **Shared queues.** The injector, the yield queue (whose deferred
+//!    wake-ups are woken) and the admission queue are emptied into the
+//!    set-aside list ([`drain_queues`]). A push that races with this (a
+//!    foreign thread's wake, a yield or an elastic task queued for
+//!    admission) follows the push-then-check protocol on
+//!    [`ShutdownState`], so no task stays in a queue nobody will drain.
+//! 6. **Everything else.** The registry is closed (a spawn from now on
+//!    cancels its task at once) and every task still alive is woken: tasks
+//!    pending on I/O, timers, channels or nothing at all are set aside too.
+//! 7. **Drop.** [`ShutdownState::drop_cancelled`] drops the set-aside
+//!    tasks' futures, holding no lock (a destructor may wake other tasks,
+//!    which are set aside and dropped in the next round), until none is
+//!    left. Then the list closes: a task woken later, by a waker that
+//!    outlived the runtime, is dropped by the thread that wakes it.
+//!    Every future is dropped exactly once: by a worker (step 4), here, or
+//!    by that late waker; a dropped future's `JoinHandle` resolves as
+//!    cancelled.
+//! 8. **Monitor.** The monitor thread has seen the flag; it is joined.
+//! 9. **Driver.** The I/O driver shuts down: every registered source fails
+//!    its waits with an error, and the fallback driver thread, if any, is
+//!    woken and joined.
+//! 10. **Blocking pool.** Queued `spawn_blocking` closures are dropped
+//!     unrun; running ones are waited for (until the deadline).
+//!
+//! After step 10 no runtime thread runs brigade code, except workers or
+//! blocking closures abandoned at a deadline, which finish their current
+//! poll or closure and exit. `Handle`s, `JoinHandle`s and wakers may outlive
+//! the runtime: a spawn through a `Handle` returns a handle that resolves as
+//! cancelled, and a wake drops its task.
+
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::Shared;
+use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock};
+use crate::task::Runnable;
+
+/// The shutdown flag and the tasks set aside to be dropped.
+///
+/// ## The push-then-check protocol
+/// The flag is set once (`SeqCst`, step 1) before the shutting-down thread
+/// drains the shared queues (step 5). Whoever pushes into a shared queue
+/// (the injector, the yield queue, the admission queue) reads the flag
+/// with [`is_set_after_push`](Self::is_set_after_push) *after* its push
+/// and, if it is set, drains the queues itself. The push and the drain are
+/// ordered by `SeqCst` fences or the queue's lock, so whichever of the two
+/// comes second sees the other: no task is left in a queue that nobody will
+/// drain (it would also keep the runtime's shared state alive through its
+/// schedule closure).
+pub(crate) struct ShutdownState {
+    flag: AtomicBool,
+    cancelled: Mutex<Cancelled>,
+}
+
+/// See [`ShutdownState::cancel_later`].
+#[derive(Default)]
+struct Cancelled {
+    runnables: Vec<Runnable>,
+    /// Set by the shutdown's final `drop_cancelled`: later tasks are
+    /// dropped at once.
+    closed: bool,
+}
+
+impl ShutdownState {
+    pub(crate) fn new() -> Self {
+        ShutdownState {
+            flag: AtomicBool::new(false),
+            cancelled: Mutex::new(Cancelled::default()),
+        }
+    }
+
+    /// Whether shutdown has begun.
+    pub(crate) fn is_set(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
+    /// Whether shutdown has begun, read after a push into a shared queue
+    /// (see the protocol on the type).
+    pub(crate) fn is_set_after_push(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
+    /// Step 1: sets the flag.
+    fn begin(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+    }
+
+    /// Cancels a task after shutdown began: it will be dropped, never run.
+    ///
+    /// Not dropped here, though: this runs inside `Waker::wake` (through
+    /// `schedule`), whose caller may hold a lock that the task's destructor
+    /// takes too. h2 does exactly that: dropping one of its stream handles
+    /// locks the connection's stream state and wakes the connection task;
+    /// dropping that task on the spot locks the same mutex again and
+    /// deadlocks the shutdown. So the task waits here until step 7, which
+    /// holds no lock while dropping. After that, tasks woken by threads
+    /// outside the runtime are dropped at once, as there is nobody left to
+    /// drop them.
+    pub(crate) fn cancel_later(&self, runnable: Runnable) {
+        let mut cancelled = lock(&self.cancelled);
+        if cancelled.closed {
+            drop(cancelled);
+            drop(runnable);
+        } else {
+            cancelled.runnables.push(runnable);
+        }
+    }
+
+    /// Step 7: drops the set-aside tasks, and any their destructors wake,
+    /// until none is left; then closes the list.
+    fn drop_cancelled(&self) {
+        loop {
+            let batch = {
+                let mut cancelled = lock(&self.cancelled);
+                if cancelled.runnables.is_empty() {
+                    cancelled.closed = true;
+                    return;
+                }
+                std::mem::take(&mut cancelled.runnables)
+            };
+            drop(batch);
+        }
+    }
+}
+
+/// Step 5: moves every task in the shared queues to the set-aside list.
+/// Also called by a pusher that finds the flag set after its push.
+pub(crate) fn drain_queues(shared: &Shared) {
+    while let Some(runnable) = crate::sync::injector_pop(&shared.injector) {
+        shared.shutdown.cancel_later(runnable);
+    }
+    // Deferred wake-ups: waking one schedules its task into a runtime that
+    // is shutting down, which sets it aside.
+    while let Some(yielded) = shared.yield_queue.pop() {
+        yielded.waker.wake();
+    }
+    for runnable in shared.admission.take_waiting() {
+        shared.shutdown.cancel_later(runnable);
+    }
+}
+
+/// The runtime's threads, as [`shut_down`] needs them.
+pub(super) struct WorkerThreads {
+    pub(super) threads: Vec<thread::JoinHandle<()>>,
+    /// How many worker threads are still running, and the condvar their
+    /// [`ExitSignal`]s notify.
+    pub(super) running: Arc<(Mutex<usize>, Condvar)>,
+    /// The fallback driver thread, if enabled.
+    pub(super) fallback: Option<thread::JoinHandle<()>>,
+    /// The monitor thread (elastic controller, admission, long polls).
+    pub(super) monitor: Option<thread::JoinHandle<()>>,
+}
+
+/// Runs the shutdown sequence of the module docs. Waits until `deadline`,
+/// if given, for worker threads and blocking closures.
+pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: Option<Instant>) {
+    tracing::debug!("runtime shutting down");
+    shared.shutdown.begin(); // 1
+    shared.idle.hold_attention_forever(); // 2
+    shared.idle.notify_all(); // 3
+    {
+        let _admission = shared.admission.lock_state();
+        shared.admission.changed.notify_all();
+    }
+    let monitor = threads.monitor.take();
+    let fallback = threads.fallback.take();
+    if !threads.wait_stopped(deadline) {
+        // 4
+        tracing::warn!(
+            "runtime shutdown timed out waiting for worker threads (a task is blocking its worker)"
+        );
+    }
+    drain_queues(shared); // 5
+    shared.registry.close_and_wake_all(); // 6
+    shared.shutdown.drop_cancelled(); // 7
+    if let Some(monitor) = monitor {
+        let _ = monitor.join(); // 8
+    }
+    // 9: workers have left the driver, so its wake reaches the fallback thread.
+    shared.driver.shutdown();
+    if let Some(fallback) = fallback {
+        let _ = fallback.join();
+    }
+    if !shared.blocking.shutdown(deadline) {
+        // 10
+        tracing::warn!("runtime shutdown timed out waiting for spawn_blocking closures");
+    }
+    tracing::debug!("runtime shut down");
+}
+
+impl WorkerThreads {
+    /// Step 4: waits for the workers to exit; `false` if the deadline
+    /// passed first.
+    fn wait_stopped(self, deadline: Option<Instant>) -> bool {
+        let current = thread::current().id();
+        let (count, condvar) = &*self.running;
+        let mut running = lock(count);
+        // A runtime dropped on one of its own workers cannot wait for that one.
+        let own = usize::from(
+            self.threads
+                .iter()
+                .any(|thread| thread.thread().id() == current),
+        );
+        while *running > own {
+            let remaining = match deadline {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+                None => Duration::from_secs(3600),
+            };
+            if remaining.is_zero() {
+                return false;
+            }
+            running = match condvar.wait_timeout(running, remaining) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        drop(running);
+        for thread in self.threads {
+            if thread.thread().id() != current {
+                let _ = thread.join();
+            }
+        }
+        true
+    }
+}
+
+/// Decrements the running-worker count when a worker thread exits, however
+/// it exits.
+pub(super) struct ExitSignal(pub(super) Arc<(Mutex<usize>, Condvar)>);
+
+impl Drop for ExitSignal {
+    fn drop(&mut self) {
+        *lock(&self.0.0) -= 1;
+        self.0.1.notify_all();
+    }
+}

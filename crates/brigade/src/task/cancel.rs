@@ -1,0 +1,158 @@
+//! A task's cancel state, and the attention hold that makes an abort reach
+//! a task that is running a `yield_if_busy()` loop.
+//!
+//! ## Why a hold
+//! `JoinHandle::abort` sets the flag and wakes the task. A task that is
+//! waiting is rescheduled and dropped by the worker that pops it. A task
+//! that is *running* is rescheduled only after its poll returns `Pending`,
+//! and a loop whose only await is `yield_if_busy()` may never return
+//! `Pending`: while a worker is idle the fast path lets it continue. So an
+//! abort of a task that lives in the runtime's registry also takes an
+//! attention hold on the runtime's idle state word (`idle.rs`): while any
+//! hold is out, `yield_if_busy()` takes its slow path, which gives way when
+//! its task is cancelled. The hold is given back when the task's future is
+//! dropped, by whichever thread drops it.
+//!
+//! ## Protocol
+//! The state moves `LIVE → CANCELLED → DROPPED` or `LIVE → DROPPED`, never
+//! back.
+//! - `cancel`: takes a hold, *then* tries `LIVE → CANCELLED` (AcqRel); if
+//!   the task was no longer live (already cancelled, or its future already
+//!   dropped), gives the hold back at once.
+//! - `future_dropped` (the harness, exactly once per task): swaps in
+//!   `DROPPED` (AcqRel); if it replaced `CANCELLED`, gives back the hold
+//!   that cancel took.
+//!
+//! Exactly one hold is out per `CANCELLED` state, and it is given back once.
+//! The hold is taken before the CAS that publishes `CANCELLED` (Release),
+//! and given back after the swap that reads it (Acquire), so the taking
+//! happens before the giving back and the count never goes below zero,
+//! whichever way the two race (modelled with loom below).
+
+use crate::runtime::idle::Idle;
+use crate::sync::{AtomicU8, Ordering};
+
+const LIVE: u8 = 0;
+const CANCELLED: u8 = 1;
+const DROPPED: u8 = 2;
+
+/// Whether a task was cancelled, and whether its future is gone.
+pub(crate) struct CancelState(AtomicU8);
+
+impl CancelState {
+    pub(crate) fn new() -> Self {
+        CancelState(AtomicU8::new(LIVE))
+    }
+
+    /// Cancels a task whose future has not been dropped yet. `idle` is the
+    /// runtime's idle state for tasks that take an attention hold (the same
+    /// for every call on one task), `None` for those that do not. Returns
+    /// whether this call cancelled the task.
+    pub(crate) fn cancel(&self, idle: Option<&Idle>) -> bool {
+        if self.0.load(Ordering::Acquire) != LIVE {
+            return false;
+        }
+        if let Some(idle) = idle {
+            idle.hold_attention();
+        }
+        let cancelled = self
+            .0
+            .compare_exchange(LIVE, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if !cancelled && let Some(idle) = idle {
+            idle.release_attention();
+        }
+        cancelled
+    }
+
+    /// Whether the task was cancelled (and its future not yet dropped).
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Acquire) == CANCELLED
+    }
+
+    /// The task's future has been dropped (by its harness, once). `idle` as
+    /// for [`cancel`](Self::cancel).
+    pub(crate) fn future_dropped(&self, idle: Option<&Idle>) {
+        if self.0.swap(DROPPED, Ordering::AcqRel) == CANCELLED
+            && let Some(idle) = idle
+        {
+            idle.release_attention();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn idle() -> Idle {
+        Idle::new(1, Box::new(|| {}))
+    }
+
+    #[test]
+    fn a_cancel_holds_attention_until_the_future_is_dropped() {
+        let idle = idle();
+        let state = CancelState::new();
+        assert!(state.cancel(Some(&idle)));
+        assert!(state.is_cancelled());
+        assert!(idle.attention_held());
+        // A second abort changes nothing.
+        assert!(!state.cancel(Some(&idle)));
+        state.future_dropped(Some(&idle));
+        assert!(!idle.attention_held());
+        assert!(!state.is_cancelled());
+    }
+
+    #[test]
+    fn a_cancel_after_the_future_is_gone_takes_no_hold() {
+        let idle = idle();
+        let state = CancelState::new();
+        state.future_dropped(Some(&idle));
+        assert!(!state.cancel(Some(&idle)));
+        assert!(!idle.attention_held());
+    }
+
+    #[test]
+    fn tasks_without_a_hold_only_set_the_flag() {
+        let idle = idle();
+        let state = CancelState::new();
+        assert!(state.cancel(None));
+        assert!(state.is_cancelled());
+        assert!(!idle.attention_held());
+        state.future_dropped(None);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    //! Model-checks the hold accounting with `loom`: run with
+    //! `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`.
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// Two aborts race with the harness dropping the future: every hold
+    /// taken is given back exactly once (the debug assertion in
+    /// `release_attention` catches a count going below zero).
+    #[test]
+    fn aborts_race_with_the_future_being_dropped() {
+        loom::model(|| {
+            let idle = Arc::new(Idle::new(1, Box::new(|| {})));
+            let state = Arc::new(CancelState::new());
+            let aborts: Vec<_> = (0..2)
+                .map(|_| {
+                    let (idle, state) = (idle.clone(), state.clone());
+                    thread::spawn(move || state.cancel(Some(&idle)))
+                })
+                .collect();
+            state.future_dropped(Some(&idle));
+            let cancelled = aborts
+                .into_iter()
+                .filter(|abort| abort.join().unwrap())
+                .count();
+            assert!(cancelled <= 1);
+            assert!(!idle.attention_held());
+            assert!(!state.is_cancelled());
+        });
+    }
+}

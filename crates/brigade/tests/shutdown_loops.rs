@@ -1,0 +1,286 @@
+//! Shutdown and abort reach tasks that never end by themselves: loops on
+//! `yield_if_busy()`, `yield_now()`, elastic loops, tasks pending on I/O
+//! and tasks sleeping in loops. Every future is dropped exactly once, and
+//! nothing hangs (every wait is bounded).
+
+mod common;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use brigade::{Builder, Runtime};
+use common::{spin_until, wait_until, with_timeout};
+
+/// A kind of task that never ends by itself.
+#[derive(Debug, Clone, Copy)]
+enum Loop {
+    YieldIfBusy,
+    YieldNow,
+    ElasticYieldIfBusy,
+    PendingOnIo,
+    Sleeping,
+}
+
+const ALL_LOOPS: [Loop; 5] = [
+    Loop::YieldIfBusy,
+    Loop::YieldNow,
+    Loop::ElasticYieldIfBusy,
+    Loop::PendingOnIo,
+    Loop::Sleeping,
+];
+
+/// Counts how many futures were made, started and dropped; each future
+/// also checks that it is dropped only once.
+#[derive(Default)]
+struct Census {
+    made: AtomicUsize,
+    started: AtomicUsize,
+    dropped: AtomicUsize,
+}
+
+/// Wraps a future, counting it in a [`Census`].
+struct Counted<F> {
+    future: Pin<Box<F>>,
+    census: Arc<Census>,
+    started: bool,
+    dropped: bool,
+}
+
+impl<F> Counted<F> {
+    fn new(census: &Arc<Census>, future: F) -> Self {
+        census.made.fetch_add(1, Ordering::SeqCst);
+        Counted {
+            future: Box::pin(future),
+            census: census.clone(),
+            started: false,
+            dropped: false,
+        }
+    }
+}
+
+impl<F: Future> Future for Counted<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        if !self.started {
+            self.started = true;
+            self.census.started.fetch_add(1, Ordering::SeqCst);
+        }
+        self.future.as_mut().poll(cx)
+    }
+}
+
+impl<F> Drop for Counted<F> {
+    fn drop(&mut self) {
+        assert!(!self.dropped, "a future was dropped twice");
+        self.dropped = true;
+        self.census.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn spin(units: &mut u64) {
+    *units = units.wrapping_add(1);
+    std::hint::black_box(*units);
+}
+
+/// Spawns one task of kind `kind` on `rt`, counted in `census`.
+fn spawn_loop(rt: &Runtime, kind: Loop, census: &Arc<Census>) -> brigade::JoinHandle<()> {
+    match kind {
+        Loop::YieldIfBusy => rt.spawn(Counted::new(census, async {
+            let mut units = 0;
+            loop {
+                spin(&mut units);
+                brigade::yield_if_busy().await;
+            }
+        })),
+        Loop::YieldNow => rt.spawn(Counted::new(census, async {
+            let mut units = 0;
+            loop {
+                spin(&mut units);
+                brigade::yield_now().await;
+            }
+        })),
+        Loop::ElasticYieldIfBusy => rt.spawn_elastic(Counted::new(census, async {
+            let mut units = 0;
+            loop {
+                spin(&mut units);
+                brigade::yield_if_busy().await;
+            }
+        })),
+        Loop::PendingOnIo => rt.spawn(Counted::new(census, async {
+            let listener = brigade::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .unwrap();
+            let address = listener.local_addr().unwrap();
+            let client = brigade::net::TcpStream::connect(address).await.unwrap();
+            let (_server, _) = listener.accept().await.unwrap();
+            // Nobody ever writes.
+            let mut byte = [0u8; 1];
+            let _ = client.read(&mut byte).await;
+            unreachable!("nobody writes to this socket");
+        })),
+        Loop::Sleeping => rt.spawn(Counted::new(census, async {
+            loop {
+                brigade::time::sleep(Duration::from_millis(1)).await;
+            }
+        })),
+    }
+}
+
+/// The program, for each kind, worker count and task count: the
+/// tasks run, `block_on` returns, and dropping the runtime ends and drops
+/// every future exactly once.
+#[test]
+fn dropping_the_runtime_ends_every_kind_of_endless_task() {
+    for kind in ALL_LOOPS {
+        for workers in [1, 2] {
+            for tasks in [1, 3] {
+                let census = Arc::new(Census::default());
+                let in_body = census.clone();
+                with_timeout(30, move || {
+                    let rt = Builder::new().worker_threads(workers).build().unwrap();
+                    for _ in 0..tasks {
+                        drop(spawn_loop(&rt, kind, &in_body));
+                    }
+                    rt.block_on(async { brigade::time::sleep(Duration::from_millis(20)).await });
+                    drop(rt);
+                });
+                let made = census.made.load(Ordering::SeqCst);
+                assert_eq!(made, tasks, "{kind:?}");
+                assert_eq!(
+                    census.dropped.load(Ordering::SeqCst),
+                    made,
+                    "{kind:?} with {workers} workers and {tasks} tasks: futures leaked"
+                );
+            }
+        }
+    }
+}
+
+/// `shutdown_timeout` ends the same tasks without reaching its deadline's
+/// fallback (the futures are all dropped by the time it returns).
+#[test]
+fn shutdown_timeout_ends_every_kind_of_endless_task() {
+    for kind in ALL_LOOPS {
+        let census = Arc::new(Census::default());
+        let in_body = census.clone();
+        with_timeout(30, move || {
+            let rt = Builder::new().worker_threads(2).build().unwrap();
+            let handles: Vec<_> = (0..3).map(|_| spawn_loop(&rt, kind, &in_body)).collect();
+            wait_until("every task started", || {
+                in_body.started.load(Ordering::SeqCst) == 3
+            });
+            rt.shutdown_timeout(Duration::from_secs(20));
+            for handle in handles {
+                let error = common::local_block_on(handle).unwrap_err();
+                assert!(error.is_cancelled(), "{kind:?}");
+            }
+        });
+        assert_eq!(census.dropped.load(Ordering::SeqCst), 3, "{kind:?}");
+    }
+}
+
+/// `abort` reaches a `yield_if_busy()` loop while workers are idle, when
+/// its fast path would let it go on forever; the runtime's other loops are
+/// not disturbed, and after the abort the fast path works again (a second
+/// loop, aborted in turn, is dropped too).
+#[test]
+fn abort_ends_a_yield_if_busy_loop_on_an_idle_runtime() {
+    for kind in [Loop::YieldIfBusy, Loop::ElasticYieldIfBusy] {
+        let census = Arc::new(Census::default());
+        let in_body = census.clone();
+        with_timeout(30, move || {
+            let rt = Builder::new().worker_threads(2).build().unwrap();
+            for round in 1..=2 {
+                let handle = spawn_loop(&rt, kind, &in_body);
+                spin_until("the loop started", || {
+                    in_body.started.load(Ordering::SeqCst) == round
+                });
+                handle.abort();
+                let error = rt.block_on(handle).unwrap_err();
+                assert!(error.is_cancelled(), "{kind:?}");
+                assert_eq!(in_body.dropped.load(Ordering::SeqCst), round);
+            }
+        });
+    }
+}
+
+/// An abort of a task blocked in one long poll, and of tasks that are done,
+/// leaves no attention hold behind: the loops that follow are not slowed
+/// into the slow path for good. (Observable: `yield_if_busy` in a loop on an
+/// idle runtime never gives way, so `yields()` stays 0.)
+#[test]
+fn aborts_of_finished_tasks_leave_the_fast_path_alone() {
+    with_timeout(30, || {
+        let rt = Builder::new().worker_threads(2).build().unwrap();
+        let done = rt.spawn(async { 1 });
+        assert_eq!(rt.block_on(done).ok(), Some(1));
+        let finished = rt.spawn(async {});
+        wait_until("the task finished", || finished.is_finished());
+        finished.abort();
+        finished.abort();
+        let before = rt.metrics().yields();
+        rt.block_on(async {
+            brigade::spawn(async {
+                for _ in 0..100_000 {
+                    brigade::yield_if_busy().await;
+                }
+            })
+            .await
+            .unwrap();
+        });
+        assert_eq!(rt.metrics().yields(), before);
+    });
+}
+
+/// A waker that counts its wakes.
+struct CountingWaker(AtomicUsize);
+
+impl Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// `yield_if_busy()` polled with a waker that is not its task's own (a
+/// nested executor on a worker, here with one worker and work waiting)
+/// steps aside by waking that waker at once: nothing waits for a free
+/// worker (which would deadlock), and no state is left on the task for a
+/// later, unrelated self-wake.
+#[test]
+fn yield_if_busy_under_a_nested_waker_wakes_it_at_once() {
+    with_timeout(30, || {
+        let rt = Builder::new().worker_threads(1).build().unwrap();
+        let parks_before = rt.metrics().yield_queue_parks();
+        let outcome = rt.block_on(async {
+            brigade::spawn(async {
+                // Work waiting behind this task on the only worker.
+                let waiting = brigade::spawn(async { 5 });
+                let counter = Arc::new(CountingWaker(AtomicUsize::new(0)));
+                // Twice: the first visit would move to the back of the
+                // deque, the second (the sentinel set) park in the yield
+                // queue.
+                let pending = (0..2)
+                    .filter(|_| {
+                        let waker = Waker::from(counter.clone());
+                        let mut cx = Context::from_waker(&waker);
+                        let mut yield_point = std::pin::pin!(brigade::yield_if_busy());
+                        yield_point.as_mut().poll(&mut cx).is_pending()
+                    })
+                    .count();
+                let woken = counter.0.load(Ordering::SeqCst);
+                // A later plain self-wake goes to the deque as usual (not
+                // to the yield queue), and the waiting task runs.
+                brigade::yield_now().await;
+                (pending, woken, waiting.await.unwrap())
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(outcome, (2, 2, 5));
+        assert_eq!(rt.metrics().yield_queue_parks(), parks_before);
+    });
+}
