@@ -284,3 +284,36 @@ fn yield_if_busy_under_a_nested_waker_wakes_it_at_once() {
         assert_eq!(rt.metrics().yield_queue_parks(), parks_before);
     });
 }
+
+/// A runtime dropped inside one of its own `spawn_blocking` closures does
+/// not wait for that closure's thread (which would wait for itself): the
+/// drop ends, the closure returns, and its loops are dropped.
+#[test]
+fn the_runtime_can_be_dropped_inside_its_own_blocking_closure() {
+    let census = Arc::new(Census::default());
+    let in_body = census.clone();
+    with_timeout(30, move || {
+        let rt = Builder::new().worker_threads(2).build().unwrap();
+        drop(spawn_loop(&rt, Loop::YieldIfBusy, &in_body));
+        let (done, dropped) = std::sync::mpsc::channel();
+        let slot = Arc::new(std::sync::Mutex::new(None::<Runtime>));
+        let handle = {
+            let slot = slot.clone();
+            rt.spawn_blocking(move || {
+                let mut rt = None;
+                wait_until("the runtime is handed over", || {
+                    rt = slot.lock().unwrap().take();
+                    rt.is_some()
+                });
+                drop(rt);
+                done.send(()).unwrap();
+            })
+        };
+        *slot.lock().unwrap() = Some(rt);
+        dropped
+            .recv_timeout(Duration::from_secs(20))
+            .expect("dropping the runtime inside its blocking closure hangs");
+        drop(handle);
+    });
+    assert_eq!(census.dropped.load(Ordering::SeqCst), 1);
+}

@@ -12,8 +12,12 @@
 //!   spurious condvar wake-ups and timeouts that race with a push harmless.
 //! - Shutdown sets the flag, drops every queued task (cancelling it), wakes
 //!   every idle thread, then waits (up to a deadline) for `threads` to reach
-//!   zero; each thread decrements it as its last act.
+//!   zero; each thread decrements it as its last act. A shutdown that runs
+//!   on one of the pool's own threads (a runtime dropped inside a
+//!   `spawn_blocking` closure) waits for the others only: that thread exits
+//!   once its closure returns.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +25,12 @@ use std::time::{Duration, Instant};
 use super::{Handle, Shared, context};
 use crate::sync::{Condvar, Mutex, lock};
 use crate::task::Runnable;
+
+thread_local! {
+    /// The pool this thread belongs to, if it is a blocking-pool thread
+    /// (compared by address only, never dereferenced).
+    static POOL_OF_THIS_THREAD: Cell<*const BlockingPool> = const { Cell::new(std::ptr::null()) };
+}
 
 pub(crate) struct BlockingPool {
     state: Mutex<PoolState>,
@@ -114,6 +124,7 @@ impl BlockingPool {
     }
 
     fn thread_main(&self, handle: Handle) {
+        POOL_OF_THIS_THREAD.with(|pool| pool.set(self));
         context::run_blocking(handle, || self.serve())
     }
 
@@ -170,8 +181,10 @@ impl BlockingPool {
         };
         self.work.notify_all();
         drop(queued);
+        // A pool cannot wait for the thread that is shutting it down.
+        let own = usize::from(POOL_OF_THIS_THREAD.with(|pool| std::ptr::eq(pool.get(), self)));
         let mut state = lock(&self.state);
-        while state.threads > 0 {
+        while state.threads > own {
             match deadline {
                 None => {
                     state = match self.exited.wait(state) {

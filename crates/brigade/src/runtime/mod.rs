@@ -36,8 +36,14 @@ use worker::Core;
 /// Dropping the runtime shuts it down: workers stop after their current
 /// poll, every unfinished task's future is dropped (its `JoinHandle`
 /// resolves as cancelled), and the call waits for the worker threads and for
-/// running `spawn_blocking` closures. Use [`shutdown_timeout`](Self::shutdown_timeout)
-/// to bound that wait.
+/// running `spawn_blocking` closures. Tasks that never end by themselves
+/// end too: a loop on [`yield_if_busy`](crate::yield_if_busy) or
+/// [`yield_now`](crate::yield_now) gives way at its next call, and tasks
+/// waiting on I/O, timers or nothing at all are dropped where they wait.
+/// Only a task that never reaches a yield point (a blocking call, a loop
+/// with no `.await`) holds up the drop, for as long as its poll lasts; use
+/// [`shutdown_timeout`](Self::shutdown_timeout) to bound that wait. The
+/// steps, in order, are written down in `runtime/shutdown.rs`.
 ///
 /// # Examples
 ///

@@ -148,7 +148,8 @@ mod loom_models {
             state.future_dropped(Some(&idle));
             let cancelled = aborts
                 .into_iter()
-                .filter(|abort| abort.join().unwrap())
+                .map(|abort| abort.join().unwrap())
+                .filter(|&cancelled| cancelled)
                 .count();
             assert!(cancelled <= 1);
             assert!(!idle.attention_held());

@@ -59,7 +59,11 @@ impl<T> JoinHandle<T> {
 
     /// Cancels the task. If it is waiting, its future is dropped the next
     /// time a worker picks it up (it is woken for that); if it is running,
-    /// after the current poll. Awaiting the handle then yields a
+    /// after the current poll. A running loop that calls
+    /// [`yield_if_busy`](crate::yield_if_busy) gives way at its next call,
+    /// even while workers are idle (until the task is dropped, every
+    /// `yield_if_busy()` in the runtime takes its slow path, a few
+    /// nanoseconds more). Awaiting the handle then yields a
     /// [`JoinError`] for which [`is_cancelled`](JoinError::is_cancelled) is
     /// true, unless the task had already finished.
     ///
