@@ -40,6 +40,20 @@ struct Timer {
     fired: bool,
 }
 
+/// The largest allocation (in keys) an emptied slot keeps for reuse.
+///
+/// Keeping a slot's allocation saves an allocation each time the slot fills
+/// again, which matters for slots of the lowest levels: they fill and empty
+/// every few milliseconds. But a slot that once held a burst would keep
+/// that burst's memory for good, and over one rotation of a level every
+/// slot of it reaches its high-water mark: the 10-minute soak
+/// (`scripts/soak.sh`) saw the live heap grow for minutes (by a third),
+/// from level-2 slots (4 s each, 262 s a rotation) holding a few hundred
+/// keys each, with the heap flat once they kept nothing. 64 keys (1 KiB)
+/// keeps the reuse for ordinary slots and bounds what all slots retain to
+/// `NUM_LEVELS` × `SLOTS` KiB.
+const RETAINED_SLOT_CAPACITY: usize = 64;
+
 struct Level {
     /// Bit `s` is set iff `slots[s]` is non-empty.
     occupied: u64,
@@ -204,11 +218,15 @@ impl Wheel {
                     self.file(key, deadline);
                 }
             }
-            // Give the emptied slot its allocation back for reuse.
+            // Give the emptied slot its allocation back for reuse, unless it
+            // is large (see `RETAINED_SLOT_CAPACITY`).
             let mut keys = keys;
             keys.clear();
             let slot_vec = &mut self.levels[level].slots[slot];
-            if slot_vec.is_empty() && slot_vec.capacity() < keys.capacity() {
+            if slot_vec.is_empty()
+                && slot_vec.capacity() < keys.capacity()
+                && keys.capacity() <= RETAINED_SLOT_CAPACITY
+            {
                 *slot_vec = keys;
             }
         }
@@ -269,6 +287,28 @@ mod tests {
         assert_eq!(fired.len(), 5_000);
         wheel.advance(1_000_000, &mut fired);
         assert_eq!(fired.len(), 10_000);
+    }
+
+    #[test]
+    fn emptied_slots_keep_small_allocations_only() {
+        let mut wheel = Wheel::new();
+        let total_capacity = |wheel: &Wheel| -> usize {
+            let slots = wheel.levels.iter().flat_map(|level| level.slots.iter());
+            slots.map(Vec::capacity).sum()
+        };
+        // A burst of 1,000 timers in one slot of level 1, then a few timers
+        // in one slot of level 0: after both fire, only the small slot's
+        // allocation is kept.
+        for _ in 0..1_000 {
+            wheel.insert(100, waker()).unwrap();
+        }
+        for _ in 0..3 {
+            wheel.insert(10, waker()).unwrap();
+        }
+        let mut fired = Vec::new();
+        wheel.advance(200, &mut fired);
+        assert_eq!(fired.len(), 1_003);
+        assert!(total_capacity(&wheel) <= RETAINED_SLOT_CAPACITY);
     }
 
     #[test]
