@@ -241,7 +241,7 @@ fn step_aside_or_continue(
         }
         Decision::ParkInYieldQueue if own_waker => {
             shared.metrics.worker(core.index()).count_yield();
-            shared.park_yielded(task.id(), cx.waker().clone());
+            shared.park_yielded(task, cx.waker());
             Poll::Pending
         }
         // Any other waker is woken at once, as by `yield_now`: a nested

@@ -317,3 +317,64 @@ fn the_runtime_can_be_dropped_inside_its_own_blocking_closure() {
     });
     assert_eq!(census.dropped.load(Ordering::SeqCst), 1);
 }
+
+/// A task that steps aside keeps at most one deferred wake-up in the yield
+/// queue: when something else (here, a thread outside the runtime) wakes it
+/// while its entry waits, and it steps aside again, it relies on the entry
+/// it has instead of adding another. Under load that never lets the yield
+/// queue run, the queue stays at one entry however many outside wakes come.
+#[test]
+fn outside_wakes_leave_at_most_one_yield_queue_entry_per_task() {
+    use std::future::poll_fn;
+    use std::sync::Mutex;
+    with_timeout(30, || {
+        let rt = Builder::new().worker_threads(1).build().unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Something always waits in the only worker's deque.
+        let spinner = {
+            let stop = stop.clone();
+            rt.spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    brigade::yield_now().await;
+                }
+            })
+        };
+        let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
+        let steps = Arc::new(AtomicUsize::new(0));
+        let background = {
+            let (slot, stop, steps) = (slot.clone(), stop.clone(), steps.clone());
+            rt.spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    // Leave a waker where an outside source reaches it, as a
+                    // `select!` between a channel and a unit of work does.
+                    poll_fn(|cx| {
+                        *slot.lock().unwrap() = Some(cx.waker().clone());
+                        Poll::Ready(())
+                    })
+                    .await;
+                    steps.fetch_add(1, Ordering::SeqCst);
+                    brigade::yield_if_busy().await;
+                }
+            })
+        };
+        let metrics = rt.metrics();
+        for wake in 1..=200 {
+            wait_until("the background task stepped aside again", || {
+                steps.load(Ordering::SeqCst) >= wake && slot.lock().unwrap().is_some()
+            });
+            if let Some(waker) = slot.lock().unwrap().take() {
+                waker.wake();
+            }
+            assert!(
+                metrics.yield_queue_depth() <= 1,
+                "{} entries after {wake} outside wakes",
+                metrics.yield_queue_depth()
+            );
+        }
+        stop.store(true, Ordering::Relaxed);
+        rt.block_on(async {
+            spinner.await.unwrap();
+            background.await.unwrap();
+        });
+    });
+}

@@ -200,7 +200,8 @@ impl Admission {
         self.cpu_time_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// Takes the tasks that can be admitted now, in order, and says how
+    /// Takes the tasks that can be admitted now (and any aborted ones), in
+    /// order, and says how
     /// long until tokens are back if the first one left waits for tokens.
     /// A task without a grant takes one from the bucket; a coarse task also
     /// needs a free coarse slot (when it waits for one, the worker that
@@ -213,6 +214,22 @@ impl Admission {
     ) -> (Vec<Runnable>, Option<Duration>) {
         self.refill(state, now);
         let mut admitted = Vec::new();
+        // Aborted tasks leave at once, wherever they wait, taking neither
+        // tokens nor a slot: the worker that pops them drops them. (An
+        // abort's wake-up cannot move a task that is already queued here,
+        // and until its future is dropped the abort holds attention, which
+        // sends every `yield_if_busy()` down its slow path.)
+        if state
+            .queue
+            .iter()
+            .any(|runnable| runnable.metadata().is_cancelled())
+        {
+            let (cancelled, waiting): (VecDeque<_>, _) = std::mem::take(&mut state.queue)
+                .into_iter()
+                .partition(|runnable| runnable.metadata().is_cancelled());
+            state.queue = waiting;
+            admitted.extend(cancelled);
+        }
         let mut free_slots = self.coarse_slots.free();
         let mut waits_for_tokens = false;
         while let Some(next) = state.queue.front() {

@@ -141,7 +141,13 @@ impl Idle {
     /// shutting down.
     #[cfg(test)]
     pub(crate) fn attention_held(&self) -> bool {
-        self.state.load(Ordering::Relaxed) >= ATTENTION_ONE
+        self.attention_holds() > 0
+    }
+
+    /// How many attention holds are out.
+    #[cfg(test)]
+    pub(crate) fn attention_holds(&self) -> usize {
+        self.state.load(Ordering::Relaxed) / ATTENTION_ONE
     }
 
     /// Takes one attention hold; give it back with

@@ -196,9 +196,13 @@ impl Shared {
 
     /// Parks a task that steps aside in `yield_if_busy()`: its waker goes
     /// to the yield queue, to be woken when a worker runs out of other work.
-    pub(crate) fn park_yielded(&self, task: u64, waker: Waker) {
+    /// A task that already has an entry keeps it (see `yield_queue.rs`).
+    pub(crate) fn park_yielded(&self, task: &TaskMeta, waker: &Waker) {
+        if !task.enter_yield_queue() {
+            return;
+        }
         let at = self.clock_nanos();
-        self.yield_queue.push(Yielded { waker, at, task });
+        self.yield_queue.push(Yielded::new(task, waker.clone(), at));
         self.idle.notify_one();
         if self.shutdown.is_set_after_push() {
             shutdown::drain_queues(self);

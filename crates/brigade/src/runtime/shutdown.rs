@@ -4,8 +4,10 @@
 //! runs [`shut_down`], on the dropping thread, in these steps:
 //!
 //! 1. **Flag.** [`ShutdownState::begin`] sets the shutdown flag (`SeqCst`).
-//!    From here on `Shared::schedule` never queues a woken task: it hands
-//!    it to [`ShutdownState::cancel_later`].
+//!    From here on `Shared::schedule`, once it sees the flag, queues no
+//!    woken task: it hands it to [`ShutdownState::cancel_later`]. (A push
+//!    that raced with the store is caught by the push-then-check protocol,
+//!    step 5.)
 //! 2. **Attention.** The idle state word takes an attention hold for good
 //!    (`idle.rs`), so `yield_if_busy()`'s fast path stops returning at once;
 //!    its slow path sees the flag and gives way. A task looping on
@@ -18,7 +20,8 @@
 //!    leaves its loop; it then leaves the thread's runtime context and
 //!    drops the tasks left in its own deque (their futures are dropped on
 //!    that worker). The dropping thread waits for all of them, until the
-//!    deadline if one was given. A worker whose task never reaches a yield
+//!    deadline if one was given, except itself when it is one of them (a
+//!    runtime dropped inside one of its own tasks). A worker whose task never reaches a yield
 //!    point (a blocking call, an endless loop with no `.await`) cannot be
 //!    stopped: without a deadline the wait lasts as long as that poll.
 //! 5. **Shared queues.** The injector, the yield queue (whose deferred
@@ -46,8 +49,9 @@
 //!     unrun; running ones are waited for (until the deadline).
 //!
 //! After step 10 no runtime thread runs brigade code, except workers or
-//! blocking closures abandoned at a deadline, which finish their current
-//! poll or closure and exit. `Handle`s, `JoinHandle`s and wakers may outlive
+//! blocking closures abandoned at a deadline, and the dropping thread itself
+//! when it is one of the runtime's (a worker or a `spawn_blocking` thread):
+//! those finish their current poll or closure and exit. `Handle`s, `JoinHandle`s and wakers may outlive
 //! the runtime: a spawn through a `Handle` returns a handle that resolves as
 //! cancelled, and a wake drops its task.
 
@@ -56,7 +60,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::Shared;
-use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock};
+use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, fence, lock};
 use crate::task::Runnable;
 
 /// The shutdown flag and the tasks set aside to be dropped.
@@ -150,13 +154,17 @@ impl ShutdownState {
 /// Step 5: moves every task in the shared queues to the set-aside list.
 /// Also called by a pusher that finds the flag set after its push.
 pub(crate) fn drain_queues(shared: &Shared) {
+    // Orders the flag's store (step 1) before the look at the queues, for
+    // the shutting-down thread, as the pushers' fences do for them (see
+    // `ShutdownState`), without relying on the queue's own fences.
+    fence(Ordering::SeqCst);
     while let Some(runnable) = crate::sync::injector_pop(&shared.injector) {
         shared.shutdown.cancel_later(runnable);
     }
     // Deferred wake-ups: waking one schedules its task into a runtime that
     // is shutting down, which sets it aside.
     while let Some(yielded) = shared.yield_queue.pop() {
-        yielded.waker.wake();
+        yielded.wake();
     }
     for runnable in shared.admission.take_waiting() {
         shared.shutdown.cancel_later(runnable);

@@ -393,14 +393,14 @@ impl Core {
     /// task's) is used up and the next one tried.
     fn take_from_yield_queue(&self) -> Option<Runnable> {
         while let Some(yielded) = self.shared.yield_queue.pop() {
-            let waited = self.shared.clock_nanos().saturating_sub(yielded.at);
+            let waited = self.shared.clock_nanos().saturating_sub(yielded.at());
             self.shared
                 .metrics
                 .worker(self.index)
                 .yield_delay
                 .record(waited);
             self.wakes_for_itself.set(true);
-            yielded.waker.wake();
+            yielded.wake();
             self.wakes_for_itself.set(false);
             if let Some(runnable) = self.local.pop() {
                 return Some(runnable);

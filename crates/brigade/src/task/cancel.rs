@@ -112,6 +112,77 @@ mod tests {
         assert!(!idle.attention_held());
     }
 
+    /// Every kind of abort on a real runtime gives its hold back once the
+    /// task is gone: a finished task, a task pending forever, a task whose
+    /// future panics when dropped, a running `spawn_blocking` closure, an
+    /// elastic task, and a task spawned (and cancelled) after shutdown
+    /// began, where only shutdown's own hold stays.
+    #[test]
+    fn aborts_on_a_runtime_give_every_hold_back() {
+        use std::time::Duration;
+
+        struct PanicsOnDrop;
+        impl Drop for PanicsOnDrop {
+            fn drop(&mut self) {
+                panic!("dropped");
+            }
+        }
+
+        let rt = crate::Builder::new().worker_threads(2).build().unwrap();
+        let shared = rt.handle().shared.clone();
+        let holds = || shared.idle.attention_holds();
+        rt.block_on(async {
+            let finished = crate::spawn(async { 1 });
+            while !finished.is_finished() {
+                crate::time::sleep(Duration::from_millis(1)).await;
+            }
+            finished.abort();
+            finished.abort();
+            assert_eq!(finished.await.unwrap(), 1);
+            assert_eq!(holds(), 0);
+
+            let pending = crate::spawn(std::future::pending::<()>());
+            pending.abort();
+            assert!(pending.await.unwrap_err().is_cancelled());
+            assert_eq!(holds(), 0);
+
+            let panics_on_drop = crate::spawn(async {
+                let _guard = PanicsOnDrop;
+                std::future::pending::<()>().await;
+            });
+            crate::time::sleep(Duration::from_millis(5)).await;
+            panics_on_drop.abort();
+            assert!(panics_on_drop.await.unwrap_err().is_cancelled());
+            assert_eq!(holds(), 0);
+
+            let (started, running) = std::sync::mpsc::channel();
+            let blocking = crate::spawn_blocking(move || {
+                started.send(()).unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+            });
+            running.recv_timeout(Duration::from_secs(20)).unwrap();
+            blocking.abort();
+            assert_eq!(holds(), 0, "blocking tasks take no hold");
+            let _ = blocking.await;
+
+            let elastic = crate::spawn_elastic(async {
+                loop {
+                    crate::yield_if_busy().await;
+                }
+            });
+            crate::time::sleep(Duration::from_millis(5)).await;
+            elastic.abort();
+            assert!(elastic.await.unwrap_err().is_cancelled());
+            assert_eq!(holds(), 0);
+        });
+        let handle = rt.handle();
+        drop(rt);
+        assert_eq!(holds(), 1, "shutdown's own hold");
+        let late = handle.spawn(std::future::pending::<()>());
+        late.abort();
+        assert_eq!(holds(), 1);
+    }
+
     #[test]
     fn tasks_without_a_hold_only_set_the_flag() {
         let idle = idle();

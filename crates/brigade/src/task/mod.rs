@@ -61,6 +61,14 @@ pub(crate) struct TaskMeta {
     /// harness's Acquire load sees the flag. An abort after the transition
     /// wakes a running task, which `async-task` reschedules after the poll.
     cancel: CancelState,
+    /// Whether a deferred wake-up of this task is in the yield queue. Set by
+    /// the yielder that pushes the entry, cleared by whoever takes it out
+    /// (before it wakes the task), so a task has at most one entry even
+    /// when other wakes run it while its entry waits (a task woken by I/O
+    /// that steps aside again relies on the entry it already has). If the
+    /// entry is taken between the yielder's look and the end of its poll,
+    /// its wake-up reschedules the running task: nothing is lost.
+    in_yield_queue: AtomicBool,
     /// The yield sentinel: the last slow-path visit of `yield_if_busy` moved
     /// this task to the back of its worker's deque. Same thread only.
     moved_to_back: AtomicBool,
@@ -114,6 +122,7 @@ impl TaskMeta {
             shared: NonNull::from(&**shared),
             registry_key,
             cancel: CancelState::new(),
+            in_yield_queue: AtomicBool::new(false),
             moved_to_back: AtomicBool::new(false),
             location,
             elastic,
@@ -225,6 +234,17 @@ impl TaskMeta {
     /// The task's future has been dropped (its harness, once).
     pub(crate) fn future_dropped(&self) {
         self.cancel.future_dropped(self.attention());
+    }
+
+    /// Marks the task as having an entry in the yield queue; `false` if it
+    /// already has one (see `in_yield_queue`).
+    pub(crate) fn enter_yield_queue(&self) -> bool {
+        !self.in_yield_queue.swap(true, Ordering::AcqRel)
+    }
+
+    /// The task's yield-queue entry has been taken out.
+    pub(crate) fn leave_yield_queue(&self) {
+        self.in_yield_queue.store(false, Ordering::Release);
     }
 
     /// Reads and updates the yield sentinel.
