@@ -526,3 +526,44 @@ fn yield_now_polls_pending_once_then_ready() {
     assert!(poll_once(&mut future).is_pending());
     assert!(poll_once(&mut future).is_ready());
 }
+
+/// Timers keep firing while a `yield_if_busy()` loop runs and the other
+/// workers are idle: the loop's fast path (a worker is idle) never polls
+/// the driver, so an idle worker must be in it. When the worker sleeping in
+/// the driver is the one woken to run the loop, it hands the driver on to
+/// another sleeper. (Before, the others slept on their condvars, nobody
+/// polled, and a sleep inside `block_on` never ended; seen in about one run
+/// in ten.)
+#[test]
+fn timers_fire_while_a_yield_if_busy_loop_runs_beside_idle_workers() {
+    for _ in 0..200 {
+        with_timeout(TIMEOUT_SECS, || {
+            let rt = runtime(3);
+            // Wake workers, so that which one sleeps in the driver varies.
+            rt.block_on(async {
+                brigade::yield_now().await;
+                brigade::spawn(brigade::yield_now()).await.unwrap();
+            });
+            let stop = Arc::new(AtomicBool::new(false));
+            let handle = rt.handle();
+            let in_loop = stop.clone();
+            // Spawned from outside: the injector's notification may wake
+            // the worker that sleeps in the driver.
+            let background = std::thread::spawn(move || {
+                handle.spawn(async move {
+                    while !in_loop.load(Ordering::Relaxed) {
+                        std::hint::black_box(0u64);
+                        brigade::yield_if_busy().await;
+                    }
+                })
+            })
+            .join()
+            .unwrap();
+            rt.block_on(async {
+                brigade::time::sleep(Duration::from_millis(1)).await;
+            });
+            stop.store(true, Ordering::Relaxed);
+            rt.block_on(background).unwrap();
+        });
+    }
+}

@@ -275,6 +275,22 @@ impl Idle {
         }
     }
 
+    /// Hands the driver on: wakes one sleeping worker, unless the one picked
+    /// already sleeps in the driver, *without* claiming it. Called by a
+    /// worker that left the driver to run work while others sleep: idle
+    /// workers that found the driver occupied sleep on their condvars, and
+    /// without a hand-off nobody would poll I/O and timers, while
+    /// `yield_if_busy()` loops on the busy workers, seeing a worker idle,
+    /// never poll them either. The woken worker takes itself out of the
+    /// sleepers as after any spurious wake-up (`cancel_park`), searches,
+    /// and, finding nothing, parks again, in the driver.
+    pub(crate) fn hand_off_driver(&self) {
+        let sleepers = lock(&self.sleepers);
+        if let Some(&worker) = sleepers.last() {
+            self.parkers[worker].nudge();
+        }
+    }
+
     /// Wakes every sleeping worker (shutdown). Each is counted as searching.
     pub(crate) fn notify_all(&self) {
         let mut sleepers = lock(&self.sleepers);
@@ -360,6 +376,43 @@ mod loom_models {
             assert_eq!(got, 7);
             pusher.join().unwrap();
         });
+    }
+
+    /// A driver hand-off (a wake without a claim) races with a push and its
+    /// notification: the sleeper takes the task whichever wake reaches it
+    /// first, nothing deadlocks, and once it has the task it is counted as
+    /// neither idle nor searching.
+    #[test]
+    fn driver_hand_off_races_with_a_push() {
+        loom::model(|| {
+            let idle = Arc::new(Idle::new(2, Box::new(|| {})));
+            let queue = Arc::new(Injector::new());
+            let handing_off = {
+                let (idle, queue) = (idle.clone(), queue.clone());
+                thread::spawn(move || {
+                    idle.hand_off_driver();
+                    queue.push(7);
+                    idle.notify_one();
+                })
+            };
+            let mut searching = false;
+            let got = loop {
+                if let Some(task) = injector_pop(&queue) {
+                    break task;
+                }
+                searching = idle.park(0, searching, || !queue.is_empty(), Parker::park, || false);
+            };
+            if searching {
+                idle.end_search();
+            }
+            assert_eq!(got, 7);
+            handing_off.join().unwrap();
+            assert_eq!((idle.num_idle(), searching_count(&idle)), (0, 0));
+        });
+    }
+
+    fn searching_count(idle: &Idle) -> usize {
+        searching(idle.state.load(Ordering::SeqCst))
     }
 
     /// Two workers, one pushed task, then shutdown: whichever worker sleeps

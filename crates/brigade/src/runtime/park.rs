@@ -16,6 +16,8 @@
 //!   `end_driver_park` clears both flags. A driver park may end without a
 //!   notification (I/O, a timer, a stale wake): callers treat every return
 //!   as possibly spurious (`Idle::park` re-checks the sleepers list).
+//! - [`Parker::nudge`] is `unpark` for a worker outside the driver only: it
+//!   does nothing to one that sleeps in the driver.
 
 use crate::sync::{Condvar, Mutex, lock};
 
@@ -100,6 +102,20 @@ impl Parker {
         drop(state);
         self.condvar.notify_one();
         false
+    }
+
+    /// Wakes the worker if it sleeps on its condvar, not in the driver
+    /// (`Idle::hand_off_driver`). Returns whether it did.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn nudge(&self) -> bool {
+        let mut state = lock(&self.state);
+        if state.in_driver {
+            return false;
+        }
+        state.notified = true;
+        drop(state);
+        self.condvar.notify_one();
+        true
     }
 
     /// Drops a notification that was delivered but is no longer needed.
