@@ -530,10 +530,10 @@ fn yield_now_polls_pending_once_then_ready() {
 /// Timers keep firing while a `yield_if_busy()` loop runs and the other
 /// workers are idle: the loop's fast path (a worker is idle) never polls
 /// the driver, so an idle worker must be in it. When the worker sleeping in
-/// the driver is the one woken to run the loop, it hands the driver on to
-/// another sleeper. (Before, the others slept on their condvars, nobody
-/// polled, and a sleep inside `block_on` never ended; seen in about one run
-/// in ten.)
+/// the driver is the one woken to run the loop, the monitor thread hands
+/// the driver on to another sleeper. (Before, the others slept on their
+/// condvars, nobody polled, and a sleep inside `block_on` never ended; seen
+/// in about one run in ten.)
 #[test]
 fn timers_fire_while_a_yield_if_busy_loop_runs_beside_idle_workers() {
     for _ in 0..200 {

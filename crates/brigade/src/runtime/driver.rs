@@ -158,6 +158,11 @@ impl Driver {
         DriverPark::Parked
     }
 
+    /// Whether a worker sleeps in the driver's poll.
+    pub(crate) fn is_attended(&self) -> bool {
+        *lock(&self.worker_parked)
+    }
+
     /// Wakes whoever is blocked in the poll (worker or fallback thread).
     pub(crate) fn wake(&self) {
         self.reactor.wake();

@@ -276,12 +276,12 @@ impl Idle {
     }
 
     /// Hands the driver on: wakes one sleeping worker, unless the one picked
-    /// already sleeps in the driver, *without* claiming it. Called by a
-    /// worker that left the driver to run work while others sleep: idle
+    /// already sleeps in the driver, *without* claiming it. Called by the
+    /// monitor thread when workers sleep but none in the driver: idle
     /// workers that found the driver occupied sleep on their condvars, and
-    /// without a hand-off nobody would poll I/O and timers, while
-    /// `yield_if_busy()` loops on the busy workers, seeing a worker idle,
-    /// never poll them either. The woken worker takes itself out of the
+    /// when its occupant leaves to run a task that never returns, nobody
+    /// would poll I/O and timers, while `yield_if_busy()` loops on the busy
+    /// workers, seeing a worker idle, never poll them either. The woken worker takes itself out of the
     /// sleepers as after any spurious wake-up (`cancel_park`), searches,
     /// and, finding nothing, parks again, in the driver.
     pub(crate) fn hand_off_driver(&self) {

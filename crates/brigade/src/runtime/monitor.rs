@@ -7,6 +7,15 @@
 //!   token bucket has tokens again (or, for coarse tasks, a coarse slot is
 //!   free);
 //! - samples the workers' poll watches for the long-poll detector;
+//! - hands the driver on when workers sleep but none sleeps in the driver
+//!   (`Idle::hand_off_driver`), at every wake-up: the worker that slept in
+//!   it may have left to run a task that never returns to the scheduler (a
+//!   `yield_if_busy()` loop, which sees a worker idle and so never polls
+//!   I/O and timers itself), and without this nobody would poll them. Doing
+//!   it here keeps the wake-up off the path of every request (a worker
+//!   that leaves the driver for a short task comes back to it itself); the
+//!   price is that I/O and timers can wait one monitor period (half the
+//!   long-poll threshold, else the controller's tick) in that case;
 //! - keeps the scheduling-latency sampling dense enough for a p99: one
 //!   schedule in `latency_sample_every` is plenty on a busy runtime, but at
 //!   a thousand schedules a second it would leave the controller a few dozen
@@ -113,6 +122,9 @@ impl Monitor {
             }
             if now >= self.next_watch {
                 self.watch(now);
+            }
+            if !self.shared.driver.is_attended() && self.shared.idle.num_idle() > 0 {
+                self.shared.idle.hand_off_driver();
             }
             if now >= self.next_tick {
                 self.tick(now);

@@ -414,10 +414,9 @@ impl Core {
         shared.metrics.worker(self.index).count_park();
         tracing::debug!(worker = self.index, "worker parking");
         let has_work = || shared.has_waiting_work() || shared.is_shutdown();
-        let left_driver = Cell::new(false);
         let sleep = |parker: &super::park::Parker| {
             let timeout = match shared.driver.park_worker(parker) {
-                DriverPark::Parked => return left_driver.set(true),
+                DriverPark::Parked => return,
                 // Another worker sleeps in the poll; wake for the next timer
                 // in case it stops polling before then.
                 DriverPark::Occupied => shared.driver.time.time_to_next(),
@@ -442,10 +441,6 @@ impl Core {
         // notification; share any beyond the one this worker runs next.
         if self.local.len() > 1 {
             shared.idle.notify_one();
-        }
-        // Leaving the driver to run work: another sleeper takes it over.
-        if left_driver.get() && (!self.local.is_empty() || shared.has_waiting_work()) {
-            shared.idle.hand_off_driver();
         }
         tracing::debug!(worker = self.index, "worker unparked");
     }
