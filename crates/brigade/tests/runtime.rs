@@ -324,10 +324,22 @@ fn shutdown_timeout_returns_while_a_blocking_closure_still_runs() {
     });
 }
 
+/// With and without the fallback driver thread (whose join, step 9 of the
+/// shutdown, is bounded by the deadline too).
 #[test]
 fn shutdown_timeout_returns_while_a_task_blocks_its_worker() {
-    with_timeout(TIMEOUT_SECS, || {
-        let rt = Builder::new().worker_threads(1).build().unwrap();
+    for driver_thread in [false, true] {
+        shutdown_timeout_with_a_blocked_worker(driver_thread);
+    }
+}
+
+fn shutdown_timeout_with_a_blocked_worker(driver_thread: bool) {
+    with_timeout(TIMEOUT_SECS, move || {
+        let rt = Builder::new()
+            .worker_threads(1)
+            .driver_thread(driver_thread)
+            .build()
+            .unwrap();
         let (started_tx, started_rx) = mpsc::channel();
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let finished = Arc::new(AtomicBool::new(false));

@@ -44,7 +44,8 @@
 //! 8. **Monitor.** The monitor thread has seen the flag; it is joined.
 //! 9. **Driver.** The I/O driver shuts down: every registered source fails
 //!    its waits with an error, and the fallback driver thread, if any, is
-//!    woken and joined.
+//!    woken and joined (until the deadline, waking it again every 10 ms in
+//!    case a straggling worker used up the wake-up).
 //! 10. **Blocking pool.** Queued `spawn_blocking` closures are dropped
 //!     unrun; running ones are waited for (until the deadline).
 //!
@@ -208,16 +209,46 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
     if let Some(monitor) = monitor {
         let _ = monitor.join(); // 8
     }
-    // 9: workers have left the driver, so its wake reaches the fallback thread.
-    shared.driver.shutdown();
-    if let Some(fallback) = fallback {
-        let _ = fallback.join();
+    shared.driver.shutdown(); // 9
+    if let Some(fallback) = fallback
+        && !join_fallback(shared, fallback, deadline)
+    {
+        tracing::warn!("runtime shutdown timed out waiting for the fallback driver thread");
     }
     if !shared.blocking.shutdown(deadline) {
         // 10
         tracing::warn!("runtime shutdown timed out waiting for spawn_blocking closures");
     }
     tracing::debug!("runtime shut down");
+}
+
+/// How often step 9 wakes the driver again while the fallback thread has
+/// not exited.
+const FALLBACK_REWAKE: Duration = Duration::from_millis(10);
+
+/// Step 9: waits for the fallback driver thread, until `deadline` if given;
+/// `false` if the deadline passed first (the thread is left to exit on its
+/// own). The driver is woken again every [`FALLBACK_REWAKE`]: a worker still
+/// running past a deadline may poll the driver and use up the wake-up that
+/// `Driver::shutdown` meant for the fallback thread.
+fn join_fallback(
+    shared: &Shared,
+    fallback: thread::JoinHandle<()>,
+    deadline: Option<Instant>,
+) -> bool {
+    while !fallback.is_finished() {
+        let now = Instant::now();
+        if deadline.is_some_and(|deadline| now >= deadline) {
+            return false;
+        }
+        let pause = deadline.map_or(FALLBACK_REWAKE, |deadline| {
+            FALLBACK_REWAKE.min(deadline.saturating_duration_since(now))
+        });
+        thread::sleep(pause);
+        shared.driver.wake();
+    }
+    let _ = fallback.join();
+    true
 }
 
 impl WorkerThreads {
