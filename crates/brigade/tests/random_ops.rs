@@ -654,6 +654,19 @@ enum EndMode {
     DropInBlocking,
 }
 
+impl EndMode {
+    /// Ends `rt` the way this mode says: a drop, or `shutdown_timeout`.
+    fn end(self, rt: Runtime) {
+        match self {
+            EndMode::Drop
+            | EndMode::DropOnThread
+            | EndMode::DropInTask
+            | EndMode::DropInBlocking => drop(rt),
+            _ => rt.shutdown_timeout(SHUTDOWN_BOUND),
+        }
+    }
+}
+
 /// A foreign thread blocked in `Handle::block_on(join_handle)`.
 struct Waiter {
     name: String,
@@ -1691,11 +1704,7 @@ impl Run {
             }
             EndMode::DropOnThread | EndMode::ShutdownTimeoutOnThread => {
                 thread::spawn(move || {
-                    if matches!(mode, EndMode::DropOnThread) {
-                        drop(rt);
-                    } else {
-                        rt.shutdown_timeout(SHUTDOWN_BOUND);
-                    }
+                    mode.end(rt);
                     let _ = done.send(());
                 });
                 self.wait_for_end(mode, &ended, bound + SHUTDOWN_BOUND);
@@ -1708,11 +1717,7 @@ impl Run {
                     async move {
                         let rt = lock(&slot).take();
                         if let Some(rt) = rt {
-                            if matches!(mode, EndMode::DropInTask) {
-                                drop(rt);
-                            } else {
-                                rt.shutdown_timeout(SHUTDOWN_BOUND);
-                            }
+                            mode.end(rt);
                         }
                         let _ = done.send(());
                         0
@@ -1729,11 +1734,7 @@ impl Run {
                     move || {
                         let rt = lock(&slot).take();
                         if let Some(rt) = rt {
-                            if matches!(mode, EndMode::DropInBlocking) {
-                                drop(rt);
-                            } else {
-                                rt.shutdown_timeout(SHUTDOWN_BOUND);
-                            }
+                            mode.end(rt);
                         }
                         let _ = done.send(());
                         0
