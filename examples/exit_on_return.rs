@@ -32,16 +32,19 @@ fn spin(units: &mut u64) {
     std::hint::black_box(*units);
 }
 
+/// CPU work with `yield_if_busy()` between units, forever.
+async fn yield_if_busy_forever() {
+    let mut units = 0;
+    loop {
+        spin(&mut units);
+        brigade::yield_if_busy().await;
+    }
+}
+
 /// Spawns one endless task of `kind` from inside the runtime.
 fn spawn_endless(kind: &str) {
     match kind {
-        "yield_if_busy" => drop(brigade::spawn(async {
-            let mut units = 0;
-            loop {
-                spin(&mut units);
-                brigade::yield_if_busy().await;
-            }
-        })),
+        "yield_if_busy" => drop(brigade::spawn(yield_if_busy_forever())),
         "yield_now" => drop(brigade::spawn(async {
             let mut units = 0;
             loop {
@@ -49,13 +52,7 @@ fn spawn_endless(kind: &str) {
                 brigade::yield_now().await;
             }
         })),
-        "elastic+yield_if_busy" => drop(brigade::spawn_elastic(async {
-            let mut units = 0;
-            loop {
-                spin(&mut units);
-                brigade::yield_if_busy().await;
-            }
-        })),
+        "elastic+yield_if_busy" => drop(brigade::spawn_elastic(yield_if_busy_forever())),
         "pending on I/O" => drop(brigade::spawn(async {
             let socket = brigade::net::UdpSocket::bind("127.0.0.1:0").await?;
             let mut buffer = [0u8; 16];

@@ -3,11 +3,11 @@
 //!
 //! ## `yield_if_busy()`, step by step
 //! 1. **Fast path** (inlined into the caller): if the runtime has an idle
-//!    worker and nothing holds attention (see below), return. An idle worker picks up anything that is waiting, so
-//!    there is nothing to step aside for. Off a worker thread the thread-local
-//!    points at a constant that reads as "idle", so this is always one
-//!    thread-local read, one atomic load, a subtract-and-compare and one
-//!    branch. Before returning
+//!    worker and nothing holds attention (see below), return. An idle
+//!    worker picks up anything that is waiting, so there is nothing to step
+//!    aside for. Off a worker thread the thread-local points at a constant
+//!    that reads as "idle", so this is always one thread-local read, one
+//!    atomic load, a subtract-and-compare and one branch. Before returning
 //!    it tells the long-poll detector that the task reached a yield point
 //!    (`context::note_yield_point`: one more thread-local read and a plain
 //!    increment of the worker's own watch), so a loop that never needs to

@@ -632,6 +632,17 @@ const OPS: &[(&str, u64)] = &[
     ("block_on_yields", 1),
 ];
 
+/// Units of `spin` steps with `yield_if_busy()` between them, forever.
+async fn yield_if_busy_forever(spin: u64) -> u64 {
+    let mut units = 0u64;
+    loop {
+        for _ in 0..spin {
+            units = std::hint::black_box(units.wrapping_add(1));
+        }
+        brigade::yield_if_busy().await;
+    }
+}
+
 /// How the runtime ends.
 #[derive(Clone, Copy, Debug)]
 enum EndMode {
@@ -1211,15 +1222,7 @@ impl Run {
             }
             "ybl_loop" | "ybl_loop_abort" => {
                 let spin = self.rng.between(1, 300);
-                let task = tracked_task(&ledger, name, op, async move {
-                    let mut units = 0u64;
-                    loop {
-                        for _ in 0..spin {
-                            units = std::hint::black_box(units.wrapping_add(1));
-                        }
-                        brigade::yield_if_busy().await;
-                    }
-                });
+                let task = tracked_task(&ledger, name, op, yield_if_busy_forever(spin));
                 let handle = self.spawn_via(false, task);
                 let task = self.push_task(handle, name, Expect::Never);
                 task.ybl_loop = true;
@@ -1254,15 +1257,7 @@ impl Run {
             }
             "elastic_ybl_loop" => {
                 let spin = self.rng.between(1, 300);
-                let task = tracked_task(&ledger, name, op, async move {
-                    let mut units = 0u64;
-                    loop {
-                        for _ in 0..spin {
-                            units = std::hint::black_box(units.wrapping_add(1));
-                        }
-                        brigade::yield_if_busy().await;
-                    }
-                });
+                let task = tracked_task(&ledger, name, op, yield_if_busy_forever(spin));
                 let handle = self.spawn_via(true, task);
                 self.push_task(handle, name, Expect::Never).uses_ybl = true;
             }

@@ -86,16 +86,19 @@ fn spin(units: &mut u64) {
     std::hint::black_box(*units);
 }
 
+/// CPU work with `yield_if_busy()` between units, forever.
+async fn yield_if_busy_forever() {
+    let mut units = 0;
+    loop {
+        spin(&mut units);
+        brigade::yield_if_busy().await;
+    }
+}
+
 /// Spawns one task of kind `kind` on `rt`, counted in `census`.
 fn spawn_loop(rt: &Runtime, kind: Loop, census: &Arc<Census>) -> brigade::JoinHandle<()> {
     match kind {
-        Loop::YieldIfBusy => rt.spawn(Counted::new(census, async {
-            let mut units = 0;
-            loop {
-                spin(&mut units);
-                brigade::yield_if_busy().await;
-            }
-        })),
+        Loop::YieldIfBusy => rt.spawn(Counted::new(census, yield_if_busy_forever())),
         Loop::YieldNow => rt.spawn(Counted::new(census, async {
             let mut units = 0;
             loop {
@@ -103,13 +106,7 @@ fn spawn_loop(rt: &Runtime, kind: Loop, census: &Arc<Census>) -> brigade::JoinHa
                 brigade::yield_now().await;
             }
         })),
-        Loop::ElasticYieldIfBusy => rt.spawn_elastic(Counted::new(census, async {
-            let mut units = 0;
-            loop {
-                spin(&mut units);
-                brigade::yield_if_busy().await;
-            }
-        })),
+        Loop::ElasticYieldIfBusy => rt.spawn_elastic(Counted::new(census, yield_if_busy_forever())),
         Loop::PendingOnIo => rt.spawn(Counted::new(census, async {
             let listener = brigade::net::TcpListener::bind("127.0.0.1:0")
                 .await

@@ -12,7 +12,7 @@
 //!   is waiting, so `yield_if_busy()` has nothing to yield to;
 //! - bits `32..`: **attention** holds: reasons for a running task to look
 //!   at its flags at its next yield point. Shutdown takes one for good
-//!   ([`Idle::hold_attention_forever`]); `JoinHandle::abort` takes one
+//!   ([`Idle::hold_attention`], never given back); `JoinHandle::abort` takes one
 //!   until the aborted task's future is dropped (`task/cancel.rs`).
 //!
 //! `yield_if_busy()`'s fast path returns at once iff `idle > 0` and
@@ -152,6 +152,12 @@ impl Idle {
 
     /// Takes one attention hold; give it back with
     /// [`release_attention`](Self::release_attention).
+    ///
+    /// Relaxed, here and in `release_attention`: the count only sends
+    /// `yield_if_busy()` down its slow path, and what the slow path then
+    /// reads (the shutdown flag, the task's cancel state) is ordered on its
+    /// own; that the count never goes below zero follows from the cancel
+    /// state's AcqRel operations (`task/cancel.rs`).
     pub(crate) fn hold_attention(&self) {
         self.state.fetch_add(ATTENTION_ONE, Ordering::Relaxed);
     }
@@ -160,12 +166,6 @@ impl Idle {
     pub(crate) fn release_attention(&self) {
         let previous = self.state.fetch_sub(ATTENTION_ONE, Ordering::Relaxed);
         debug_assert!(previous >= ATTENTION_ONE, "attention released twice");
-    }
-
-    /// Takes a hold that is never given back (shutdown): from now on every
-    /// `yield_if_busy()` takes its slow path.
-    pub(crate) fn hold_attention_forever(&self) {
-        self.hold_attention();
     }
 
     /// Number of workers currently stealing.

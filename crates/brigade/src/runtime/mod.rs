@@ -401,27 +401,7 @@ impl Handle {
     /// [`Runtime::block_on`].
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        context::run_block_on(self.clone(), || self.drive(future))
-    }
-
-    /// `block_on`'s loop: polls `future` on this thread, sleeping between
-    /// wake-ups.
-    fn drive<F: Future>(&self, future: F) -> F::Output {
-        let mut future = std::pin::pin!(future);
-        let signal = Arc::new(ThreadSignal {
-            thread: thread::current(),
-            notified: AtomicBool::new(false),
-        });
-        let waker = Waker::from(signal.clone());
-        let mut cx = Context::from_waker(&waker);
-        loop {
-            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-                return output;
-            }
-            while !signal.notified.swap(false, Ordering::Acquire) {
-                thread::park();
-            }
-        }
+        context::run_block_on(self.clone(), || drive(future))
     }
 
     /// This runtime's metrics.
@@ -435,6 +415,26 @@ impl std::fmt::Debug for Handle {
         f.debug_struct("Handle")
             .field("workers", &self.shared.num_workers())
             .finish()
+    }
+}
+
+/// `block_on`'s loop: polls `future` on this thread, sleeping between
+/// wake-ups.
+fn drive<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let signal = Arc::new(ThreadSignal {
+        thread: thread::current(),
+        notified: AtomicBool::new(false),
+    });
+    let waker = Waker::from(signal.clone());
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        while !signal.notified.swap(false, Ordering::Acquire) {
+            thread::park();
+        }
     }
 }
 

@@ -203,10 +203,7 @@ impl Shared {
         }
         let at = self.clock_nanos();
         self.yield_queue.push(Yielded::new(task, waker.clone(), at));
-        self.idle.notify_one();
-        if self.shutdown.is_set_after_push() {
-            shutdown::drain_queues(self);
-        }
+        self.after_shared_push();
     }
 
     /// Samples one schedule in `latency_sample_every` for the
@@ -251,6 +248,13 @@ impl Shared {
 
     fn inject(&self, runnable: Runnable) {
         self.injector.push(runnable);
+        self.after_shared_push();
+    }
+
+    /// After a push into the injector or the yield queue: wake a worker if
+    /// one should look, and drain the queues if shutdown began meanwhile
+    /// (the push-then-check protocol of `ShutdownState`).
+    fn after_shared_push(&self) {
         self.idle.notify_one();
         if self.shutdown.is_set_after_push() {
             shutdown::drain_queues(self);

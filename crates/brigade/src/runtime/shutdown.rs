@@ -189,7 +189,7 @@ pub(super) struct WorkerThreads {
 pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: Option<Instant>) {
     tracing::debug!("runtime shutting down");
     shared.shutdown.begin(); // 1
-    shared.idle.hold_attention_forever(); // 2
+    shared.idle.hold_attention(); // 2: never given back
     shared.idle.notify_all(); // 3
     {
         let _admission = shared.admission.lock_state();

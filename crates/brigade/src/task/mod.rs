@@ -67,7 +67,10 @@ pub(crate) struct TaskMeta {
     /// when other wakes run it while its entry waits (a task woken by I/O
     /// that steps aside again relies on the entry it already has). If the
     /// entry is taken between the yielder's look and the end of its poll,
-    /// its wake-up reschedules the running task: nothing is lost.
+    /// its wake-up reschedules the running task: nothing is lost. The flag
+    /// publishes no data: the yielder's swap, a read-modify-write, always
+    /// sees the latest clear, and the popper clears before it wakes, so any
+    /// ordering would do; AcqRel and Release cost nothing extra here.
     in_yield_queue: AtomicBool,
     /// The yield sentinel: the last slow-path visit of `yield_if_busy` moved
     /// this task to the back of its worker's deque. Same thread only.
