@@ -180,6 +180,8 @@ fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
         let Some(core) = core else {
             return Poll::Ready(());
         };
+        // A stuck stretch that a spare covered has ended here.
+        core.end_cover();
         context::with_current_task(|task| match task {
             Some((task, own)) => {
                 let own_waker = cx.waker().will_wake(own);

@@ -73,23 +73,37 @@
 //!   [`elastic_waiting`](RuntimeMetrics::elastic_waiting) and
 //!   [`elastic_cpu_time`](RuntimeMetrics::elastic_cpu_time);
 //! - [`long_polls`](RuntimeMetrics::long_polls): polls that ran past the
-//!   long-poll threshold (see below);
+//!   long-poll threshold, and
+//!   [`compensations`](RuntimeMetrics::compensations): how often a spare
+//!   worker took a stuck worker's place (see below);
 //! - worker, task, poll, steal and park counts.
 //!
 //! Read [`scheduling_latency`](RuntimeMetrics::scheduling_latency) over a
 //! window with [`LatencySnapshot::since`]; [`Runtime::metrics`] shows how.
 //!
-//! # Long polls
+//! # Long polls and stuck workers
 //! A task that runs long in one poll holds its worker, and tasks queued
 //! behind it wait. The long-poll detector (threshold 10 ms by default, see
 //! [`Builder::long_poll_threshold`]) watches the workers from the runtime's
-//! monitor thread; when a poll that ran past the threshold ends, it counts
-//! it in [`long_polls`](RuntimeMetrics::long_polls) and logs a warning
-//! naming where the task was spawned (at most once per spawn location per
-//! second): add `yield_if_busy().await` there, or move blocking code to
-//! [`spawn_blocking`]. A `yield_if_busy().await` that lets the task go on
-//! restarts the detector's stretch, so a loop with yield points is not
-//! reported even while it never needs to give way.
+//! monitor thread. A poll that runs past the threshold is counted in
+//! [`long_polls`](RuntimeMetrics::long_polls) and reported with a warning
+//! naming where the task was spawned while it still runs (at most once per
+//! spawn location per second), again past 10× and 100× the threshold, and
+//! once more with its total when it ends: add `yield_if_busy().await`
+//! there, or move blocking code to [`spawn_blocking`]. A
+//! `yield_if_busy().await` that lets the task go on restarts the detector's
+//! stretch, so a loop with yield points is not reported even while it never
+//! needs to give way.
+//!
+//! Meanwhile the runtime keeps serving around it. A worker stuck in one
+//! stretch for longer than [`Builder::compensation_threshold`] while work
+//! waits gets a *spare*: an extra worker thread that takes its place until
+//! the stuck poll returns, then steps down (Go's scheduler does the same
+//! for goroutines blocked in system calls; tokio does not).
+//! [`task::block_in_place`] hands off at once, for blocking that is
+//! deliberate. [`compensations`](RuntimeMetrics::compensations) counts the
+//! hand-offs and [`num_serving_spares`](RuntimeMetrics::num_serving_spares)
+//! says how many spares serve now.
 //!
 //! # Tracing
 //! brigade reports what its scheduler does through the
@@ -98,7 +112,8 @@
 //!
 //! | target | level | events (fields) |
 //! |---|---|---|
-//! | `brigade::long_poll` | warn | a long poll (`worker`, `spawned_at`, `duration_ms`) |
+//! | `brigade::long_poll` | warn | a long poll, while it runs (`running=true`) and when it ends (`running=false`) (`worker`, `spawned_at`, `duration_ms`) |
+//! | `brigade::compensation` | info, warn, debug | info: a stuck worker gets a spare (`worker`, `spawned_at`, `stuck_ms`); warn: a stuck worker finds every spare serving; debug: a spare starts serving, a worker enters `block_in_place`, a covered worker is back |
 //! | `brigade::runtime` | debug, warn | runtime started, shutting down, shut down; shutdown timed out |
 //! | `brigade::runtime::worker` | debug | `worker started`, `worker parking`, `worker unparked`, `worker stopped` (`worker`: its index) |
 //! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` by at least 0.01 (`limit`, `previous`, `p99_us`, `recent_p99_us`, `waiting`) |
@@ -137,7 +152,7 @@ pub mod net;
 #[cfg(not(loom))]
 mod runtime;
 #[cfg(not(loom))]
-mod task;
+pub mod task;
 #[cfg(not(loom))]
 pub mod time;
 #[cfg(not(loom))]
@@ -146,8 +161,10 @@ mod yield_queue;
 /// Under `--cfg loom` only the protocol modules are built, for their models.
 #[cfg(loom)]
 mod runtime {
+    pub(crate) mod compensation;
     pub(crate) mod idle;
     mod park;
+    pub(crate) mod thread_cpu;
 }
 #[cfg(loom)]
 mod admission {
@@ -168,8 +185,8 @@ pub use coop::{YieldIfBusy, YieldNow, yield_if_busy, yield_now};
 pub use metrics::{LatencySnapshot, RuntimeMetrics};
 #[cfg(not(loom))]
 pub use runtime::{
-    BuildError, Builder, DEFAULT_LATENCY_SAMPLE_EVERY, Handle, Runtime, WORKER_THREADS_ENV, spawn,
-    spawn_blocking, spawn_elastic,
+    BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY, Handle,
+    Runtime, WORKER_THREADS_ENV, spawn, spawn_blocking, spawn_elastic,
 };
 #[cfg(not(loom))]
 pub use task::{JoinError, JoinHandle};

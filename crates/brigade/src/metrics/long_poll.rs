@@ -4,10 +4,15 @@
 //! Timing every poll would cost two clock reads per poll. Instead each
 //! worker publishes what it is polling in a [`PollWatch`] (two plain stores
 //! per poll, no clock), and the monitor thread samples every watch every
-//! `threshold / 2`. A *stretch* (a poll, or the part of a poll between two
-//! yield points) seen running across samples spanning at least the
-//! threshold is reported when it ends, with its duration measured to within
-//! one sampling interval.
+//! `threshold / 2` (more often if the compensation threshold is lower). A
+//! *stretch* (a poll, or the part of a poll between two yield points) seen
+//! running across samples spanning at least the threshold is counted and
+//! reported at once, while it still runs: a task stuck for good (a deadlock,
+//! an endless loop) is reported too. It is reported again past 10× and
+//! 100× the threshold, and once more with its total when it ends; its
+//! duration is measured to within one sampling interval. The monitor also
+//! reads the running stretches to decide on compensation
+//! (`runtime/compensation.rs`).
 //!
 //! Yield points count because `yield_if_busy()` returns at once while a
 //! worker is idle: a loop that calls it after every unit then runs as one
@@ -72,21 +77,70 @@ impl PollWatch {
         self.seq
             .store(self.seq.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
+
+    /// The sequence number: odd while a stretch runs, changed by every
+    /// stretch that begins or ends.
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
+    }
+
+    /// The running poll enters `block_in_place`: it looks ended to the
+    /// monitor until [`resume`](Self::resume), as declared blocking is not a
+    /// long poll (owning worker only).
+    pub(crate) fn pause(&self) {
+        self.end();
+    }
+
+    /// The poll comes back from `block_in_place`: a new stretch begins
+    /// (owning worker only; `location` is still the task's).
+    pub(crate) fn resume(&self) {
+        self.end();
+    }
 }
 
+/// What the monitor saw of one slot at its last check.
 #[derive(Clone, Copy)]
 struct Observation {
     seq: u64,
     first_seen: Instant,
     location: *const Location<'static>,
+    /// How far the stretch's reports got: 0 none yet, 1 past the threshold,
+    /// 2 past ten times it, 3 past a hundred times it.
+    level: u8,
+    /// Whether this stretch was warned about (first reports are limited
+    /// per spawn location; the follow-ups of an unwarned stretch are
+    /// skipped too).
+    warned: bool,
+}
+
+/// A stretch seen running at the last check.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Running {
+    /// The worker slot running it.
+    pub(crate) slot: usize,
+    /// How long it has run, as seen (at least this long, at most one
+    /// sampling interval more).
+    pub(crate) ran_for: Duration,
+    /// Where its task was spawned.
+    pub(crate) location: &'static Location<'static>,
+    /// Its watch sequence number (see [`PollWatch::seq`]).
+    pub(crate) seq: u64,
 }
 
 /// The monitor thread's side: what it saw last time, and when it last
 /// warned about each spawn location.
+///
+/// A stretch past the threshold is reported while it still runs: once at
+/// the threshold (and counted then, once), again past ten and a hundred
+/// times the threshold, and a last time, with its total, when it ends.
 pub(crate) struct LongPollDetector {
-    threshold: Duration,
+    /// The reporting threshold; `None` when only compensation needs the
+    /// samples (nothing is reported or counted).
+    threshold: Option<Duration>,
+    interval: Duration,
     observed: Vec<Observation>,
     last_warned: HashMap<usize, Instant>,
+    running: Vec<Running>,
 }
 
 // SAFETY: the raw pointers are `&'static Location`s, shareable anywhere.
@@ -96,70 +150,142 @@ unsafe impl Send for LongPollDetector {}
 const WARN_EVERY: Duration = Duration::from_secs(1);
 
 impl LongPollDetector {
-    pub(crate) fn new(threshold: Duration, num_workers: usize) -> Self {
+    /// A detector for `num_slots` worker slots that reports stretches past
+    /// `threshold` (if any) and samples every `interval`.
+    pub(crate) fn new(threshold: Option<Duration>, interval: Duration, num_slots: usize) -> Self {
         let now = Instant::now();
         LongPollDetector {
             threshold,
+            interval,
             observed: vec![
                 Observation {
                     seq: 0,
                     first_seen: now,
                     location: std::ptr::null(),
+                    level: 0,
+                    warned: false,
                 };
-                num_workers
+                num_slots
             ],
             last_warned: HashMap::new(),
+            running: Vec::with_capacity(num_slots),
         }
     }
 
     /// How often [`check`](Self::check) should run.
     pub(crate) fn interval(&self) -> Duration {
-        self.threshold / 2
+        self.interval
     }
 
-    /// Samples every worker's watch; returns how many long polls ended since
-    /// the last check (each warned about unless its location was warned
-    /// about less than a second ago).
+    /// The stretches seen running at the last check, oldest first (those
+    /// that began at that check are not listed).
+    pub(crate) fn running(&self) -> &[Running] {
+        &self.running
+    }
+
+    /// Samples every slot's watch and reports as the type says. Returns how
+    /// many stretches passed the threshold since the last check.
     pub(crate) fn check<'a>(
         &mut self,
         watches: impl Iterator<Item = &'a PollWatch>,
         now: Instant,
     ) -> u64 {
-        let mut ended = 0;
-        for (worker, (watch, observed)) in watches.zip(self.observed.iter_mut()).enumerate() {
+        let mut detected = 0;
+        self.running.clear();
+        for (slot, watch) in watches.enumerate() {
             let seq = watch.seq.load(Ordering::Acquire);
+            let observed = self.observed[slot];
+            let ran_for = now.saturating_duration_since(observed.first_seen);
             if seq == observed.seq {
+                if seq % 2 == 1 && !observed.location.is_null() {
+                    // SAFETY: non-null locations in a watch are `&'static Location`s.
+                    let location = unsafe { &*observed.location };
+                    self.running.push(Running {
+                        slot,
+                        ran_for,
+                        location,
+                        seq,
+                    });
+                    detected += u64::from(self.still_running(slot, ran_for, location, now));
+                }
                 continue;
             }
-            let previous = *observed;
-            *observed = Observation {
+            if observed.level > 0 && observed.warned {
+                // SAFETY: as above; `level > 0` only for a non-null location.
+                let location = unsafe { &*observed.location };
+                warn_ended(slot, location, ran_for);
+            }
+            self.observed[slot] = Observation {
                 seq,
                 first_seen: now,
                 location: watch.location.load(Ordering::Relaxed),
+                level: 0,
+                warned: false,
             };
-            let ran_for = now.saturating_duration_since(previous.first_seen);
-            if previous.seq % 2 == 1 && ran_for >= self.threshold && !previous.location.is_null() {
-                ended += 1;
-                // SAFETY: non-null locations in a watch are `&'static Location`s.
-                let location = unsafe { &*previous.location };
-                let last = self
-                    .last_warned
-                    .entry(previous.location as usize)
-                    .or_insert(now - WARN_EVERY);
-                if now.saturating_duration_since(*last) >= WARN_EVERY {
-                    *last = now;
-                    tracing::warn!(
-                        target: "brigade::long_poll",
-                        worker,
-                        spawned_at = %location,
-                        duration_ms = ran_for.as_millis() as u64,
-                        "a task spawned at {location} ran for about {ran_for:.0?} without returning to the \
-                         scheduler or reaching a yield point; add `brigade::yield_if_busy().await` \
-                         between its units of work"
-                    );
-                }
+        }
+        self.running
+            .sort_by_key(|stretch| std::cmp::Reverse(stretch.ran_for));
+        detected
+    }
+
+    /// Reports a stretch that is still running, if it passed its next
+    /// level. Returns whether it just passed the threshold.
+    fn still_running(
+        &mut self,
+        slot: usize,
+        ran_for: Duration,
+        location: &'static Location<'static>,
+        now: Instant,
+    ) -> bool {
+        let Some(threshold) = self.threshold else {
+            return false;
+        };
+        let observed = &mut self.observed[slot];
+        let level = match ran_for {
+            d if d >= threshold * 100 => 3,
+            d if d >= threshold * 10 => 2,
+            d if d >= threshold => 1,
+            _ => 0,
+        };
+        if level <= observed.level {
+            return false;
+        }
+        let first = observed.level == 0;
+        observed.level = level;
+        if first {
+            let last = self
+                .last_warned
+                .entry(location as *const Location<'static> as usize)
+                .or_insert(now - WARN_EVERY);
+            if now.saturating_duration_since(*last) >= WARN_EVERY {
+                *last = now;
+                observed.warned = true;
             }
         }
-        ended
+        if observed.warned {
+            tracing::warn!(
+                target: "brigade::long_poll",
+                worker = slot,
+                spawned_at = %location,
+                duration_ms = ran_for.as_millis() as u64,
+                running = true,
+                "a task spawned at {location} has been running for {ran_for:.0?} without returning \
+                 to the scheduler or reaching a yield point, and still is; add \
+                 `brigade::yield_if_busy().await` between its units of work, or move blocking \
+                 calls to `brigade::spawn_blocking`"
+            );
+        }
+        first
     }
+}
+
+fn warn_ended(slot: usize, location: &Location<'static>, ran_for: Duration) {
+    tracing::warn!(
+        target: "brigade::long_poll",
+        worker = slot,
+        spawned_at = %location,
+        duration_ms = ran_for.as_millis() as u64,
+        running = false,
+        "a long poll of a task spawned at {location} ended after about {ran_for:.0?}"
+    );
 }

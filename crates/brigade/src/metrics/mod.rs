@@ -259,10 +259,33 @@ impl RuntimeMetrics {
         self.shared.admission.cpu_time()
     }
 
-    /// Polls that ran longer than the long-poll threshold (see
+    /// Polls (or stretches between two yield points of one) that ran
+    /// longer than the long-poll threshold (see
     /// [`Builder::long_poll_threshold`](crate::Builder::long_poll_threshold)).
+    /// Each is counted once, when the monitor first sees it past the
+    /// threshold, while it is still running.
     pub fn long_polls(&self) -> u64 {
         self.shared.metrics.long_polls.load(Ordering::Relaxed)
+    }
+
+    /// How many times a spare worker started serving in place of a stuck
+    /// worker or of one in
+    /// [`block_in_place`](crate::task::block_in_place) (see
+    /// [`Builder::compensation_threshold`](crate::Builder::compensation_threshold)).
+    pub fn compensations(&self) -> u64 {
+        self.shared.compensation.started()
+    }
+
+    /// Spare worker threads alive right now: serving, or resting for their
+    /// keep-alive. 0 once no worker has been stuck for the keep-alive.
+    pub fn num_spare_threads(&self) -> usize {
+        self.shared.compensation.threads().0
+    }
+
+    /// Spare worker threads serving right now, in place of stuck workers.
+    /// So `num_workers() + num_serving_spares()` threads run tasks.
+    pub fn num_serving_spares(&self) -> usize {
+        self.shared.compensation.serving()
     }
 
     /// Threads in the blocking pool right now.

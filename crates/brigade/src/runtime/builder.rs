@@ -34,6 +34,9 @@ pub struct Builder {
     pub(crate) elastic: ElasticConfig,
     pub(crate) latency_sample_every: u32,
     pub(crate) long_poll_threshold: Option<Duration>,
+    pub(crate) compensation_threshold: Option<Duration>,
+    /// `None`: as many as workers.
+    pub(crate) max_spare_workers: Option<usize>,
 }
 
 /// Default of [`Builder::latency_sample_every`]: one schedule in 64.
@@ -47,6 +50,9 @@ pub struct Builder {
 /// busy runtime.
 pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 
+/// Default of [`Builder::compensation_threshold`].
+pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(10);
+
 impl Default for Builder {
     fn default() -> Self {
         Builder::new()
@@ -55,8 +61,9 @@ impl Default for Builder {
 
 impl Builder {
     /// A builder with the defaults: one worker per available CPU (or
-    /// `BRIGADE_WORKER_THREADS`), up to 512 blocking threads kept alive for
-    /// 10 s when idle, threads named `brigade-worker`.
+    /// `BRIGADE_WORKER_THREADS`), as many spare workers for stuck ones, up
+    /// to 512 blocking threads, idle blocking and spare threads kept alive
+    /// for 10 s, threads named `brigade-worker`.
     pub fn new() -> Self {
         Builder {
             worker_threads: None,
@@ -68,6 +75,8 @@ impl Builder {
             elastic: ElasticConfig::default(),
             latency_sample_every: DEFAULT_LATENCY_SAMPLE_EVERY,
             long_poll_threshold: Some(Duration::from_millis(10)),
+            compensation_threshold: Some(DEFAULT_COMPENSATION_THRESHOLD),
+            max_spare_workers: None,
         }
     }
 
@@ -101,8 +110,9 @@ impl Builder {
         self
     }
 
-    /// How long an idle blocking-pool thread waits for work before it
-    /// exits. Must be non-zero. Default: 10 s.
+    /// How long an idle blocking-pool thread waits for work, and a spare
+    /// worker thread that stepped down waits for another stuck worker,
+    /// before it exits. Must be non-zero. Default: 10 s.
     pub fn thread_keep_alive(&mut self, duration: Duration) -> &mut Self {
         self.thread_keep_alive = duration;
         self
@@ -188,9 +198,88 @@ impl Builder {
         self
     }
 
+    /// A worker stuck in one poll (or between two yield points of one) for
+    /// longer than this, while other work waits and no worker is idle, gets
+    /// a *spare*: an extra worker thread that takes its place (its queue and
+    /// its share of the work) until the stuck poll returns. `None` turns
+    /// this off; [`task::block_in_place`](crate::task::block_in_place)
+    /// still hands off. Default: [`DEFAULT_COMPENSATION_THRESHOLD`]. Must be
+    /// at least 1 ms. The monitor thread samples the workers every half of
+    /// the lower of this and [`long_poll_threshold`](Self::long_poll_threshold).
+    ///
+    /// A stuck worker is a task making a blocking call from async code (a
+    /// synchronous DNS lookup, `std::fs`, a lock held across I/O) or
+    /// computing with no yield point. Go's scheduler compensates the same
+    /// way for goroutines blocked in system calls; tokio does not. It is a
+    /// safety net: blocking calls belong in
+    /// [`spawn_blocking`](crate::spawn_blocking), and long computations
+    /// need [`yield_if_busy`](crate::yield_if_busy) between their units.
+    ///
+    /// When the stuck poll returns, the spare finishes its current task,
+    /// hands its queued tasks back and steps down, so the number of workers
+    /// running goes back to the configured count; its thread waits
+    /// [`thread_keep_alive`](Self::thread_keep_alive) for another stuck
+    /// worker before it exits. Each compensation is counted in
+    /// [`RuntimeMetrics::compensations`](crate::RuntimeMetrics::compensations)
+    /// and logged at info level (target `brigade::compensation`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = brigade::Builder::new()
+    ///     .worker_threads(1)
+    ///     .compensation_threshold(Some(Duration::from_millis(2)))
+    ///     .build()?;
+    /// let (release, stuck) = std::sync::mpsc::channel::<()>();
+    /// rt.spawn(async move {
+    ///     // A blocking call by mistake: the only worker is stuck in it.
+    ///     let _ = stuck.recv_timeout(Duration::from_secs(10));
+    /// });
+    /// // Tasks still run: a spare worker takes the stuck one's place.
+    /// let answer = rt.block_on(rt.spawn(async { 6 * 7 })).unwrap();
+    /// assert_eq!(answer, 42);
+    /// release.send(()).unwrap();
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn compensation_threshold(&mut self, threshold: Option<Duration>) -> &mut Self {
+        self.compensation_threshold = threshold;
+        self
+    }
+
+    /// The most spare workers serving at once (see
+    /// [`compensation_threshold`](Self::compensation_threshold)), so at most
+    /// `worker_threads + max_spare_workers` threads run tasks. A worker
+    /// stuck while every spare serves stays stuck without a stand-in (a
+    /// warning says so). 0 turns compensation off entirely, `block_in_place`
+    /// included. Default: as many as [`worker_threads`](Self::worker_threads).
+    pub fn max_spare_workers(&mut self, count: usize) -> &mut Self {
+        self.max_spare_workers = Some(count);
+        self
+    }
+
     /// Validates the settings and starts the runtime's worker threads.
     pub fn build(&mut self) -> Result<Runtime, BuildError> {
         let workers = self.resolved_worker_threads()?;
+        let spares = self.max_spare_workers.unwrap_or(workers);
+        if spares > MAX_WORKERS - workers {
+            return Err(BuildError::setting(
+                "max_spare_workers",
+                format!(
+                    "must be at most {} with {workers} workers, got {spares}",
+                    MAX_WORKERS - workers
+                ),
+            ));
+        }
+        if let Some(threshold) = self.compensation_threshold
+            && threshold < Duration::from_millis(1)
+        {
+            return Err(BuildError::setting(
+                "compensation_threshold",
+                format!("must be at least 1 ms (or None), got {threshold:?}"),
+            ));
+        }
         if self.max_blocking_threads == 0 {
             return Err(BuildError::setting(
                 "max_blocking_threads",
@@ -214,7 +303,7 @@ impl Builder {
         if let Err((field, problem)) = self.elastic.validate() {
             return Err(BuildError::setting(&format!("elastic.{field}"), problem));
         }
-        Runtime::start(self, workers)
+        Runtime::start(self, workers, spares)
     }
 
     fn resolved_worker_threads(&self) -> Result<usize, BuildError> {

@@ -212,12 +212,17 @@ pub(crate) fn run_worker<R>(core: &Core, f: impl FnOnce() -> R) -> R {
             })
         })
     };
-    let with_watch = || match shared.config.long_poll_threshold {
-        Some(_) => {
+    // Yield points bump the watch for the long-poll detector and for
+    // compensation, which both need to tell stretches apart.
+    let config = &shared.config;
+    let watched = config.long_poll_threshold.is_some() || config.compensation_threshold.is_some();
+    let with_watch = || {
+        if watched {
             let watch = &shared.metrics.worker(core.index()).watch;
             POLL_WATCH.with(|current| current.set(watch, run))
+        } else {
+            run()
         }
-        None => run(),
     };
     with_handle(core.handle(), false, with_watch)
 }

@@ -91,6 +91,9 @@ pub(crate) const MAX_WORKERS: usize = SEARCHING_MASK;
 /// [`Parker`] per worker. See the module docs for the protocol.
 pub(crate) struct Idle {
     state: AtomicUsize,
+    /// The configured worker count (the primaries; `parkers` also has one
+    /// per spare slot, see `compensation.rs`).
+    num_workers: usize,
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[Parker]>,
     /// Interrupts the driver's poll, for a worker parked inside it.
@@ -114,12 +117,19 @@ pub(crate) fn fast_path_may_continue(state: usize) -> bool {
 }
 
 impl Idle {
-    pub(crate) fn new(num_workers: usize, wake_driver: Box<dyn Fn() + Send + Sync>) -> Self {
-        assert!(num_workers <= MAX_WORKERS);
+    /// Counts for `num_workers` primaries and `num_slots - num_workers`
+    /// spare slots.
+    pub(crate) fn new(
+        num_workers: usize,
+        num_slots: usize,
+        wake_driver: Box<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        assert!(num_workers <= num_slots && num_slots <= MAX_WORKERS);
         Idle {
             state: AtomicUsize::new(0),
-            sleepers: Mutex::new(Vec::with_capacity(num_workers)),
-            parkers: (0..num_workers).map(|_| Parker::new()).collect(),
+            num_workers,
+            sleepers: Mutex::new(Vec::with_capacity(num_slots)),
+            parkers: (0..num_slots).map(|_| Parker::new()).collect(),
             wake_driver,
         }
     }
@@ -176,9 +186,8 @@ impl Idle {
 
     /// Counts the caller as searching, unless half the workers already are.
     pub(crate) fn try_begin_search(&self) -> bool {
-        let num_workers = self.parkers.len();
         let state = self.state.load(Ordering::SeqCst);
-        if 2 * searching(state) >= num_workers.max(2) {
+        if 2 * searching(state) >= self.num_workers.max(2) {
             return false;
         }
         self.state.fetch_add(1, Ordering::SeqCst);
@@ -291,6 +300,20 @@ impl Idle {
         }
     }
 
+    /// Wakes one sleeping spare (a slot at `first_spare` or above),
+    /// counting it as searching, as [`notify_one`](Self::notify_one) would:
+    /// called after a cover ended, so a spare that became surplus while it
+    /// slept wakes to step down (see `compensation.rs`). A spare that is
+    /// not surplus searches and parks again.
+    pub(crate) fn notify_spare(&self, first_spare: usize) {
+        let mut sleepers = lock(&self.sleepers);
+        if let Some(position) = sleepers.iter().position(|&w| w >= first_spare) {
+            let worker = sleepers.swap_remove(position);
+            self.state.fetch_sub(IDLE_ONE - 1, Ordering::SeqCst);
+            self.unpark(worker);
+        }
+    }
+
     /// Wakes every sleeping worker (shutdown). Each is counted as searching.
     pub(crate) fn notify_all(&self) {
         let mut sleepers = lock(&self.sleepers);
@@ -307,7 +330,7 @@ mod tests {
 
     #[test]
     fn counters_follow_the_protocol() {
-        let idle = Idle::new(4, Box::new(|| {}));
+        let idle = Idle::new(4, 4, Box::new(|| {}));
         assert!(idle.try_begin_search());
         assert!(idle.try_begin_search());
         // At most half of four workers search at once.
@@ -323,7 +346,7 @@ mod tests {
 
     #[test]
     fn notify_one_wakes_a_parked_worker() {
-        let idle = std::sync::Arc::new(Idle::new(2, Box::new(|| {})));
+        let idle = std::sync::Arc::new(Idle::new(2, 2, Box::new(|| {})));
         let sleeper = {
             let idle = idle.clone();
             std::thread::spawn(move || idle.park(1, false, || false, Parker::park, || false))
@@ -351,7 +374,7 @@ mod loom_models {
     #[test]
     fn park_races_with_yield_queue_push() {
         loom::model(|| {
-            let idle = Arc::new(Idle::new(1, Box::new(|| {})));
+            let idle = Arc::new(Idle::new(1, 1, Box::new(|| {})));
             let yield_queue = Arc::new(Injector::new());
             let pusher = {
                 let (idle, yield_queue) = (idle.clone(), yield_queue.clone());
@@ -385,7 +408,7 @@ mod loom_models {
     #[test]
     fn driver_hand_off_races_with_a_push() {
         loom::model(|| {
-            let idle = Arc::new(Idle::new(2, Box::new(|| {})));
+            let idle = Arc::new(Idle::new(2, 2, Box::new(|| {})));
             let queue = Arc::new(Injector::new());
             let handing_off = {
                 let (idle, queue) = (idle.clone(), queue.clone());
@@ -422,7 +445,7 @@ mod loom_models {
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = Some(3);
         builder.check(|| {
-            let idle = Arc::new(Idle::new(2, Box::new(|| {})));
+            let idle = Arc::new(Idle::new(2, 2, Box::new(|| {})));
             let queue = Arc::new(Injector::new());
             let shutdown = Arc::new(AtomicBool::new(false));
             let ran = Arc::new(AtomicUsize::new(0));
@@ -473,7 +496,7 @@ mod loom_models {
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = Some(2);
         builder.check(|| {
-            let idle = Arc::new(Idle::new(2, Box::new(|| {})));
+            let idle = Arc::new(Idle::new(2, 2, Box::new(|| {})));
             let queue = Arc::new(Injector::new());
             let done = Arc::new(AtomicUsize::new(0));
             let workers: Vec<_> = (0..2)

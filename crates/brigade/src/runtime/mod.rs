@@ -2,6 +2,7 @@
 
 mod blocking;
 mod builder;
+pub(crate) mod compensation;
 pub(crate) mod context;
 pub(crate) mod driver;
 pub(crate) mod idle;
@@ -9,6 +10,8 @@ mod monitor;
 mod park;
 mod shared;
 mod shutdown;
+pub(crate) mod spare;
+pub(crate) mod thread_cpu;
 pub(crate) mod worker;
 
 use std::future::Future;
@@ -19,7 +22,10 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
-pub use builder::{BuildError, Builder, DEFAULT_LATENCY_SAMPLE_EVERY, WORKER_THREADS_ENV};
+pub use builder::{
+    BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
+    WORKER_THREADS_ENV,
+};
 pub(crate) use shared::Shared;
 
 use crate::metrics::RuntimeMetrics;
@@ -99,13 +105,13 @@ impl Runtime {
         Ok(Builder::new().build()?)
     }
 
-    pub(crate) fn start(builder: &Builder, num_workers: usize) -> Result<Runtime, BuildError> {
-        let locals: Vec<_> = (0..num_workers)
+    pub(crate) fn start(
+        builder: &Builder,
+        num_workers: usize,
+        max_spares: usize,
+    ) -> Result<Runtime, BuildError> {
+        let locals: Vec<_> = (0..num_workers + max_spares)
             .map(|_| crossbeam_deque::Worker::new_fifo())
-            .collect();
-        let stealers = locals
-            .iter()
-            .map(crossbeam_deque::Worker::stealer)
             .collect();
         let blocking = BlockingPool::new(
             builder.max_blocking_threads,
@@ -118,14 +124,20 @@ impl Runtime {
         let config = shared::SchedulerConfig {
             latency_sample_every: builder.latency_sample_every,
             long_poll_threshold: builder.long_poll_threshold,
+            compensation_threshold: builder.compensation_threshold,
+            spare_keep_alive: builder.thread_keep_alive,
+            thread_name: builder.thread_name.clone(),
+            thread_stack_size: builder.thread_stack_size,
         };
-        let shared = Arc::new(Shared::new(
-            stealers,
+        let (shared, locals) = Shared::new(
+            num_workers,
+            locals,
             blocking,
             driver.clone(),
             admission,
             config,
-        ));
+        );
+        let shared = Arc::new(shared);
         let running = Arc::new((Mutex::new(num_workers), Condvar::new()));
         let mut runtime = Runtime {
             handle: Handle {
@@ -147,7 +159,7 @@ impl Runtime {
             }
             let spawned = thread.spawn(move || {
                 let _exit = exit_signal;
-                Core::new(index, shared, local).run();
+                drop(Core::new(index, shared, local).run());
             });
             match spawned {
                 Ok(thread) => runtime

@@ -6,7 +6,10 @@
 //! - admits elastic tasks waiting in the admission queue as soon as the
 //!   token bucket has tokens again (or, for coarse tasks, a coarse slot is
 //!   free);
-//! - samples the workers' poll watches for the long-poll detector;
+//! - samples the workers' poll watches for the long-poll detector, and
+//!   covers workers stuck past the compensation threshold while work waits
+//!   and no worker is idle, starting spare workers for them
+//!   (`compensation.rs`, `spare.rs`);
 //! - hands the driver on when workers sleep but none sleeps in the driver
 //!   (`Idle::hand_off_driver`), at every wake-up: the worker that slept in
 //!   it may have left to run a task that never returns to the scheduler (a
@@ -36,7 +39,7 @@ use std::time::{Duration, Instant};
 use super::Shared;
 use crate::admission::Controller;
 use crate::metrics::LatencySnapshot;
-use crate::metrics::long_poll::LongPollDetector;
+use crate::metrics::long_poll::{LongPollDetector, Running};
 
 /// Starts the monitor thread.
 pub(crate) fn start(
@@ -46,6 +49,67 @@ pub(crate) fn start(
     std::thread::Builder::new()
         .name(name)
         .spawn(move || Monitor::new(shared).run())
+}
+
+/// How often the monitor samples the workers' poll watches: half the
+/// lower of the long-poll and compensation thresholds; `None` when both are
+/// off.
+fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
+    let lowest = match (config.long_poll_threshold, config.compensation_threshold) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    Some(lowest / 2)
+}
+
+/// Covers every slot stuck in one stretch for at least `threshold`, while
+/// work waits and no worker is idle to take it, and starts spares for them
+/// (see `compensation.rs`). Also retries starting spares that covered slots
+/// still lack (a thread that could not be started). Returns whether a slot
+/// needed a spare but every spare was serving already.
+fn compensate(shared: &Arc<Shared>, running: &[Running], threshold: Duration) -> bool {
+    let compensation = &shared.compensation;
+    for stretch in running {
+        if stretch.ran_for < threshold {
+            break; // `running` is longest first
+        }
+        if compensation.is_covered(stretch.slot)
+            || shared.idle.num_idle() > 0
+            || !shared.has_waiting_work()
+        {
+            continue;
+        }
+        if compensation.serving() >= compensation.max_spares() {
+            return compensation.max_spares() > 0;
+        }
+        let cpu = compensation.clock(stretch.slot).read();
+        let watch = &shared.metrics.worker(stretch.slot).watch;
+        if compensation.cover_running(
+            stretch.slot,
+            stretch.seq,
+            || watch.seq(),
+            shared.clock_nanos(),
+            cpu,
+        ) {
+            tracing::info!(
+                target: "brigade::compensation",
+                worker = stretch.slot,
+                spawned_at = %stretch.location,
+                stuck_ms = stretch.ran_for.as_millis() as u64,
+                "worker {} has been stuck for {:.0?} in a task spawned at {}; a spare worker \
+                 takes its place",
+                stretch.slot,
+                stretch.ran_for,
+                stretch.location
+            );
+            let reason = format_args!("worker {} is stuck", stretch.slot);
+            super::spare::start_spares(shared, &reason);
+        }
+    }
+    if compensation.serving() < compensation.max_spares() {
+        super::spare::start_spares(shared, &"a covered worker still lacks a spare");
+    }
+    false
 }
 
 /// Samples the controller's p99 should rest on: 20 above the p99 per window.
@@ -62,6 +126,9 @@ struct Monitor {
     next_watch: Instant,
     /// The limit last reported in a debug event.
     reported_limit: f64,
+    /// Whether the last watch found a stuck worker with no spare left (it
+    /// is warned about once per such spell).
+    warned_no_spare: bool,
 }
 
 impl Monitor {
@@ -70,12 +137,16 @@ impl Monitor {
         let window_len =
             (config.window.as_secs_f64() / config.sample_period.as_secs_f64()).round() as usize;
         let now = Instant::now();
-        let detector = shared
-            .config
-            .long_poll_threshold
-            .map(|threshold| LongPollDetector::new(threshold, shared.num_workers()));
+        let detector = watch_interval(&shared.config).map(|interval| {
+            LongPollDetector::new(
+                shared.config.long_poll_threshold,
+                interval,
+                shared.stealers.len(),
+            )
+        });
         Monitor {
             reported_limit: config.min_utilization,
+            warned_no_spare: false,
             controller: Controller::new(config.clone()),
             window: VecDeque::with_capacity(window_len + 1),
             window_len: window_len.max(1),
@@ -138,9 +209,26 @@ impl Monitor {
             return;
         };
         let metrics = &self.shared.metrics;
-        let ended = detector.check(metrics.workers().map(|worker| &worker.watch), now);
-        metrics.count_long_polls(ended);
+        let detected = detector.check(metrics.workers().map(|worker| &worker.watch), now);
+        metrics.count_long_polls(detected);
         self.next_watch = now + detector.interval();
+        let compensation = &self.shared.compensation;
+        let ended = compensation.end_stale_covers(|slot| metrics.worker(slot).watch.seq());
+        for _ in 0..ended {
+            self.shared.idle.notify_spare(compensation.first_spare());
+        }
+        if let Some(threshold) = self.shared.config.compensation_threshold {
+            let short = compensate(&self.shared, detector.running(), threshold);
+            if short && !self.warned_no_spare {
+                tracing::warn!(
+                    target: "brigade::compensation",
+                    max_spares = self.shared.compensation.max_spares(),
+                    "a worker is stuck and every spare worker is already serving \
+                     (`Builder::max_spare_workers`); it stays stuck without a stand-in"
+                );
+            }
+            self.warned_no_spare = short;
+        }
     }
 
     /// Picks the sampling interval from the samples taken in the last tick.

@@ -12,9 +12,10 @@ use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use async_task::{ScheduleInfo, WithInfo};
-use crossbeam_deque::Stealer;
+use crossbeam_deque::{Stealer, Worker};
 
 use super::blocking::BlockingPool;
+use super::compensation::Compensation;
 use super::context;
 use super::driver::Driver;
 use super::idle::Idle;
@@ -33,7 +34,11 @@ use crate::yield_queue::{YieldQueue, Yielded};
 /// `shutdown.rs`.
 pub(crate) struct Shared {
     pub(crate) injector: Injector<Runnable>,
+    /// One per worker slot: the primaries', then the spare slots' (see
+    /// `compensation.rs`).
     pub(crate) stealers: Box<[Stealer<Runnable>]>,
+    /// Spare workers for stuck ones.
+    pub(crate) compensation: Compensation<Worker<Runnable>>,
     pub(crate) yield_queue: YieldQueue,
     pub(crate) idle: Idle,
     pub(crate) registry: Registry,
@@ -63,6 +68,14 @@ pub(crate) struct SchedulerConfig {
     pub(crate) latency_sample_every: u32,
     /// Polls longer than this are reported; `None` disables the detector.
     pub(crate) long_poll_threshold: Option<Duration>,
+    /// A worker stuck in one stretch for longer than this, while work
+    /// waits, gets a spare; `None` turns automatic compensation off.
+    pub(crate) compensation_threshold: Option<Duration>,
+    /// How long a spare thread that stepped down waits to serve again.
+    pub(crate) spare_keep_alive: Duration,
+    /// Name and stack size of worker threads, spares included.
+    pub(crate) thread_name: String,
+    pub(crate) thread_stack_size: Option<usize>,
 }
 
 thread_local! {
@@ -71,25 +84,32 @@ thread_local! {
 }
 
 impl Shared {
+    /// `locals` holds one deque per worker slot: the primaries' are
+    /// returned to start their threads with; the spare slots' are kept by
+    /// `compensation`.
     pub(crate) fn new(
-        stealers: Box<[Stealer<Runnable>]>,
+        num_workers: usize,
+        mut locals: Vec<Worker<Runnable>>,
         blocking: BlockingPool,
         driver: Arc<Driver>,
         admission: Admission,
         config: SchedulerConfig,
-    ) -> Self {
-        let num_workers = stealers.len();
+    ) -> (Self, Vec<Worker<Runnable>>) {
+        let num_slots = locals.len();
+        let stealers = locals.iter().map(Worker::stealer).collect();
+        let spare_locals = locals.split_off(num_workers);
         let wake_driver = {
             let driver = driver.clone();
             Box::new(move || driver.wake())
         };
-        Shared {
+        let shared = Shared {
             injector: Injector::new(),
+            compensation: Compensation::new(num_workers, spare_locals),
             yield_queue: YieldQueue::new(),
-            idle: Idle::new(num_workers, wake_driver),
+            idle: Idle::new(num_workers, num_slots, wake_driver),
             driver,
             registry: Registry::new(num_workers),
-            metrics: MetricsCells::new(num_workers),
+            metrics: MetricsCells::new(num_slots),
             admission,
             sample_every: AtomicU32::new(config.latency_sample_every),
             config,
@@ -97,11 +117,13 @@ impl Shared {
             blocking,
             shutdown: ShutdownState::new(),
             start: Instant::now(),
-        }
+        };
+        (shared, locals)
     }
 
+    /// The configured number of workers (spares not counted).
     pub(crate) fn num_workers(&self) -> usize {
-        self.stealers.len()
+        self.compensation.first_spare()
     }
 
     /// Nanoseconds since the runtime started (monotonic).

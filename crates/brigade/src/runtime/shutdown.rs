@@ -14,9 +14,10 @@
 //!    `yield_if_busy()`, `yield_now()` or in an elastic task therefore
 //!    returns `Pending` at its next yield point.
 //! 3. **Wake everyone.** Every sleeping worker is unparked
-//!    (`Idle::notify_all`), and the monitor thread is signalled under the
-//!    lock it waits with, so it cannot miss the flag.
-//! 4. **Workers stop.** Each worker checks the flag between two polls and
+//!    (`Idle::notify_all`), resting spare threads are told to exit and no
+//!    new spare starts (`Compensation::close`), and the monitor thread is
+//!    signalled under the lock it waits with, so it cannot miss the flag.
+//! 4. **Workers stop.** Each worker, spares included, checks the flag between two polls and
 //!    leaves its loop; it then leaves the thread's runtime context and
 //!    drops the tasks left in its own deque (their futures are dropped on
 //!    that worker). The dropping thread waits for all of them, until the
@@ -191,13 +192,14 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
     shared.shutdown.begin(); // 1
     shared.idle.hold_attention(); // 2: never given back
     shared.idle.notify_all(); // 3
+    shared.compensation.close();
     {
         let _admission = shared.admission.lock_state();
         shared.admission.changed.notify_all();
     }
     let monitor = threads.monitor.take();
     let fallback = threads.fallback.take();
-    if !threads.wait_stopped(deadline) {
+    if !threads.wait_stopped(deadline) || !wait_spares_stopped(shared, deadline) {
         // 4
         tracing::warn!(
             "runtime shutdown timed out waiting for worker threads (a task is blocking its worker)"
@@ -220,6 +222,17 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
         tracing::warn!("runtime shutdown timed out waiting for spawn_blocking closures");
     }
     tracing::debug!("runtime shut down");
+}
+
+/// Step 4 for spare worker threads (`spare.rs`): waits until they have
+/// exited, except the calling thread if it is one of them.
+fn wait_spares_stopped(shared: &Shared, deadline: Option<Instant>) -> bool {
+    let own = super::context::with_current_worker(|core| {
+        core.is_some_and(|core| {
+            std::ptr::eq(&**core.shared(), shared) && shared.compensation.is_spare(core.index())
+        })
+    });
+    shared.compensation.wait_exited(usize::from(own), deadline)
 }
 
 /// How often step 9 wakes the driver again while the fallback thread has

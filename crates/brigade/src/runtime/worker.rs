@@ -25,6 +25,11 @@
 //! and about to run them. Once back, it wakes one helper only if it has more
 //! than one task queued.
 //!
+//! Spare workers (`compensation.rs`, `spare.rs`) run this same loop on a
+//! spare slot while a worker is stuck; a spare steps down between two tasks
+//! once it is surplus. After each poll, and before parking, a worker ends
+//! its slot's cover if a spare covered it (one relaxed load when not).
+//!
 //! A task woken on a worker goes to that worker's deque (see
 //! `Shared::schedule`); the deque is FIFO, so a self-wake (`yield_now`,
 //! `yield_if_busy` moving to the back) goes to the back, and makes the
@@ -60,6 +65,9 @@ const DRIVER_RETRY: std::time::Duration = std::time::Duration::from_micros(200);
 /// mutable is in a `Cell`: only this thread touches it.
 pub(crate) struct Core {
     index: usize,
+    /// A spare slot's worker (see `compensation.rs`): it steps down, between
+    /// two tasks, once it is surplus.
+    is_spare: bool,
     shared: Arc<Shared>,
     local: Worker<Runnable>,
     tick: Cell<u32>,
@@ -81,6 +89,9 @@ pub(crate) struct Core {
     stretch_started: Cell<u64>,
     /// The current poll holds a coarse slot (`admission/slots.rs`).
     holds_coarse_slot: Cell<bool>,
+    /// Elastic polls: nanoseconds of the current poll that a spare covered
+    /// while this thread used no CPU, not charged to the task's grant.
+    uncharged: Cell<u64>,
     /// `yield_if_busy()`'s clock amortisation.
     pub(crate) epoch_gate: EpochGate,
     /// The periodic driver poll's clock amortisation.
@@ -91,6 +102,7 @@ impl Core {
     pub(crate) fn new(index: usize, shared: Arc<Shared>, local: Worker<Runnable>) -> Self {
         Core {
             index,
+            is_spare: shared.compensation.is_spare(index),
             shared,
             local,
             tick: Cell::new(0),
@@ -103,6 +115,7 @@ impl Core {
             poll_started: Cell::new(0),
             stretch_started: Cell::new(0),
             holds_coarse_slot: Cell::new(false),
+            uncharged: Cell::new(0),
             epoch_gate: EpochGate::new(),
             driver_gate: EpochGate::new(),
         }
@@ -141,11 +154,17 @@ impl Core {
         self.push_local(runnable)
     }
 
-    /// The worker thread's body.
-    pub(crate) fn run(self) {
-        context::run_worker(&self, || {
+    /// The worker loop, until shutdown or, for a spare, until it steps
+    /// down. Returns the deque, empty.
+    pub(crate) fn run(self) -> Worker<Runnable> {
+        let compensation = &self.shared.compensation;
+        compensation.set_clock(self.index, super::thread_cpu::ThreadClock::current());
+        let stepped_down = context::run_worker(&self, || {
             tracing::debug!(worker = self.index, "worker started");
             while !self.shared.is_shutdown() {
+                if self.is_spare && compensation.try_step_down(self.index) {
+                    return true;
+                }
                 match self.next_task() {
                     Some(runnable) => {
                         self.stop_searching();
@@ -154,7 +173,13 @@ impl Core {
                     None => self.park(),
                 }
             }
+            false
         });
+        if stepped_down {
+            self.hand_back_tasks();
+            tracing::debug!(worker = self.index, "spare worker stepped down");
+            return self.local;
+        }
         // Out of the worker's context (shutdown step 4 in `shutdown.rs`):
         // tasks woken while the local deque is dropped are set aside by
         // `schedule`, which sees the shutdown flag.
@@ -164,7 +189,81 @@ impl Core {
         if self.searching.get() {
             self.shared.idle.end_search();
         }
+        self.end_cover();
         tracing::debug!(worker = self.index, "worker stopped");
+        self.local
+    }
+
+    /// A spare that steps down: stops searching (waking another worker if
+    /// it was the last searcher and work waits), then moves every task in
+    /// its deque to the injector, so none waits on a worker that left.
+    fn hand_back_tasks(&self) {
+        self.stop_searching();
+        while let Some(runnable) = self.local.pop() {
+            self.shared.push_injected(runnable);
+        }
+    }
+
+    /// Ends this slot's cover, if a spare covered it (see
+    /// `compensation.rs`), and wakes a sleeping spare so that, if surplus,
+    /// it steps down. One relaxed load when not covered.
+    #[inline]
+    pub(crate) fn end_cover(&self) {
+        if let Some(ended) = self.shared.compensation.uncover(self.index) {
+            self.cover_ended(ended);
+        }
+    }
+
+    #[cold]
+    fn cover_ended(&self, ended: super::compensation::CoverEnded) {
+        let shared = &self.shared;
+        let uncharged = ended.uncharged(shared.clock_nanos(), super::thread_cpu::own_cpu_nanos());
+        self.uncharged
+            .set(self.uncharged.get().saturating_add(uncharged));
+        shared.idle.notify_spare(shared.compensation.first_spare());
+        tracing::debug!(
+            target: "brigade::compensation",
+            worker = self.index,
+            covered_ms = shared.clock_nanos().saturating_sub(ended.at_nanos) / 1_000_000,
+            "worker is back from a covered stretch"
+        );
+    }
+
+    /// `block_in_place`: runs `f` (which may block) in the current poll,
+    /// with a spare worker serving in this worker's place meanwhile.
+    pub(crate) fn block_in_place<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Resume<'a>(&'a Core, bool);
+        impl Drop for Resume<'_> {
+            fn drop(&mut self) {
+                let Resume(core, covered) = *self;
+                core.shared.metrics.worker(core.index).watch.resume();
+                if covered {
+                    core.end_cover();
+                }
+            }
+        }
+        let shared = &self.shared;
+        let covered = shared.compensation.max_spares() > 0
+            && shared.compensation.cover(
+                self.index,
+                super::compensation::NOT_A_STRETCH,
+                shared.clock_nanos(),
+                super::thread_cpu::own_cpu_nanos(),
+            );
+        if covered {
+            tracing::debug!(
+                target: "brigade::compensation",
+                worker = self.index,
+                "worker {} enters block_in_place; a spare worker takes its place",
+                self.index
+            );
+            let reason = format_args!("worker {} is in block_in_place", self.index);
+            super::spare::start_spares(shared, &reason);
+        }
+        // Not a long poll: the blocking is declared.
+        shared.metrics.worker(self.index).watch.pause();
+        let _resume = Resume(self, covered);
+        f()
     }
 
     fn next_task(&self) -> Option<Runnable> {
@@ -221,7 +320,15 @@ impl Core {
             }
             self.searching.set(true);
         }
-        let stealers = &self.shared.stealers;
+        // The spare slots' deques hold tasks only while a spare serves
+        // (one that steps down hands its tasks to the injector, which is
+        // looked at below): skip them otherwise, so a runtime with no stuck
+        // worker steals exactly as one without spare slots.
+        let stealers = if self.shared.compensation.serving() == 0 {
+            &self.shared.stealers[..self.shared.num_workers()]
+        } else {
+            &self.shared.stealers[..]
+        };
         let start = self.next_random() as usize % stealers.len();
         loop {
             let mut retry = false;
@@ -324,9 +431,11 @@ impl Core {
             // polls do not pay for setting them.
             self.stretch_started.set(started.unwrap_or(0));
             self.holds_coarse_slot.set(coarse_slot);
+            self.uncharged.set(0);
             // Keeps the task allocation (and its header) alive after `run`.
             let keep_alive = runnable.waker();
             context::with_slow_path_forced(|| runnable.run());
+            self.end_cover();
             let ended = shared.clock_nanos();
             if self.holds_coarse_slot.replace(false) {
                 shared.admission.end_coarse_poll();
@@ -335,10 +444,12 @@ impl Core {
             // allocation, which contains the header, is not freed.
             let meta = unsafe { meta_ptr.as_ref() };
             self.note_stretch(meta, ended);
-            self.settle_elastic_poll(meta, ended.saturating_sub(started.unwrap_or(0)));
+            let wall = ended.saturating_sub(started.unwrap_or(0));
+            self.settle_elastic_poll(meta, wall.saturating_sub(self.uncharged.get()));
             drop(keep_alive);
         } else {
             runnable.run();
+            self.end_cover();
         }
         counters.watch.end();
         if let (Some(_), Some(started)) = (sampled_at, started) {
@@ -413,7 +524,19 @@ impl Core {
         let shared = &self.shared;
         shared.metrics.worker(self.index).count_park();
         tracing::debug!(worker = self.index, "worker parking");
-        let has_work = || shared.has_waiting_work() || shared.is_shutdown();
+        // Ends a late cover (`compensation.rs`): a worker with nothing to
+        // do is not stuck.
+        self.end_cover();
+        // A spare also wakes when it becomes surplus, to step down; and a
+        // worker covered just now, after the fence in `Idle::park`, does not
+        // sleep with the cover (see `Compensation::cover_running`): it goes
+        // round the loop and ends the cover here.
+        let has_work = || {
+            shared.has_waiting_work()
+                || shared.is_shutdown()
+                || shared.compensation.is_covered(self.index)
+                || (self.is_spare && shared.compensation.is_surplus())
+        };
         let sleep = |parker: &super::park::Parker| {
             let timeout = match shared.driver.park_worker(parker) {
                 DriverPark::Parked => return,

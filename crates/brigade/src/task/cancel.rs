@@ -86,7 +86,7 @@ mod tests {
     use super::*;
 
     fn idle() -> Idle {
-        Idle::new(1, Box::new(|| {}))
+        Idle::new(1, 1, Box::new(|| {}))
     }
 
     #[test]
@@ -208,7 +208,7 @@ mod loom_models {
     #[test]
     fn aborts_race_with_the_future_being_dropped() {
         loom::model(|| {
-            let idle = Arc::new(Idle::new(1, Box::new(|| {})));
+            let idle = Arc::new(Idle::new(1, 1, Box::new(|| {})));
             let state = Arc::new(CancelState::new());
             let aborts: Vec<_> = (0..2)
                 .map(|_| {

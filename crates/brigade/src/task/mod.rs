@@ -1,10 +1,12 @@
-//! Tasks: the per-task scheduler state, spawning, and the handles users get.
-//!
-//! A task is an `async-task` allocation holding the future (wrapped in a
-//! [`Harness`](harness::Harness) that catches panics), a schedule closure that
-//! owns an `Arc` of the runtime's shared state, and a [`TaskMeta`] header
-//! with the per-task flags the scheduler needs.
+//! Tasks: [`JoinHandle`], [`JoinError`] and [`block_in_place`].
+//
+// Inside the crate: the per-task scheduler state, spawning, and the
+// handles users get. A task is an `async-task` allocation holding the future (wrapped in a
+// `Harness` that catches panics), a schedule closure that
+// owns an `Arc` of the runtime's shared state, and a `TaskMeta` header
+// with the per-task flags the scheduler needs.
 
+mod block_in_place;
 mod cancel;
 pub(crate) mod harness;
 mod join;
@@ -14,6 +16,7 @@ use std::panic::Location;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicU64, Ordering as StdOrdering};
 
+pub use block_in_place::block_in_place;
 pub use join::{JoinError, JoinHandle};
 
 use crate::runtime::Shared;

@@ -1,0 +1,557 @@
+//! Compensation for stuck workers: the bookkeeping that decides when a
+//! spare worker takes the place of a stuck one, and when it steps down.
+//! The spare threads themselves are in `spare.rs`; the monitor's decision
+//! to cover a stuck worker is in `monitor.rs`.
+//!
+//! ## Slots
+//! A runtime has `workers + max_spares` worker *slots*. Each slot has a
+//! deque (its stealer is in `Shared::stealers`), a parker in `Idle`, and a
+//! metrics cell with its poll watch. Slots `0..workers` are the primaries,
+//! each run by its own thread for the runtime's whole life. The others are
+//! spare slots. A spare slot is *vacant* (no thread; its deque is kept
+//! here), *serving* (its thread runs the worker loop) or *resting* (its
+//! thread waits, for at most the keep-alive, to serve again).
+//!
+//! A spare slot is a worker like any other while it serves: it takes from
+//! its own deque, the injector and the yield queue, steals from every slot
+//! (the stuck one's deque included), and counts as idle while it sleeps.
+//! That is how it takes a stuck worker's place: its queue and its share of
+//! the work. The stuck thread keeps its slot and its deque; nothing moves
+//! between threads but tasks, through the deques' stealers, so a stuck poll
+//! that returns while the spare runs simply carries on.
+//!
+//! ## Covering
+//! A slot is *covered* while a spare has been asked to serve in its place:
+//! - the monitor covers a slot whose current stretch (a poll, or the part of
+//!   one between two yield points) has run past the compensation threshold
+//!   while work waits and no worker is idle;
+//! - `block_in_place` covers its own slot for the length of its closure.
+//!
+//! The cover ends when the stretch does. The slot's own thread ends it after
+//! each poll, before it parks, at a yield point that takes
+//! `yield_if_busy()`'s slow path, and at the end of `block_in_place`. The
+//! monitor ends a cover whose stretch it sees has ended while the poll goes
+//! on (a yield point that took the fast path, which must stay one load and
+//! one branch), and takes back a late cover (below).
+//!
+//! `wanted` counts covered slots and `serving` counts serving spare slots.
+//! Spares start while `serving < min(wanted, max_spares)` and a spare steps
+//! down, between two tasks, while `serving > wanted`. So once every stuck
+//! poll has returned, `serving` falls back to 0 and the runtime runs its
+//! configured number of workers again.
+//!
+//! ## Protocol
+//! - `covered[i]` goes from false to true by a swap (the monitor or
+//!   `block_in_place`; the swap picks one winner), and back by a swap too
+//!   (slot `i`'s thread or the monitor, as above). `wanted` follows it: +1
+//!   after a won cover, −1 after a won uncover, so it never counts a slot
+//!   twice.
+//! - Slot states and `serving` change only under the `spares` lock, and the
+//!   decisions to start or to step down read `wanted` under that lock.
+//!   `serving` is mirrored in an atomic for the lock-free pre-check
+//!   ([`is_surplus`](Compensation::is_surplus)).
+//! - The monitor's cover can come late: it saw a stretch running, but the
+//!   poll ended before the flag was stored. The monitor then re-reads the
+//!   slot's watch and takes the cover back, and a worker that parks checks
+//!   for a cover after its park fence
+//!   ([`cover_running`](Compensation::cover_running) says how the two
+//!   fences pair). A late cover the re-read misses lasts until the slot's
+//!   next poll ends: one extra spare for the length of one poll. Closing
+//!   that race too would need a fence after every poll.
+//! - A spare that sleeps in `Idle::park` must not miss that it became
+//!   surplus. The uncovering thread decrements `wanted` (`SeqCst`) and then
+//!   wakes a sleeping spare under the sleepers lock (`Idle::notify_spare`);
+//!   a parking spare adds itself to the sleepers under that lock and then
+//!   re-checks [`is_surplus`](Compensation::is_surplus) as part of its
+//!   `has_work`. Whichever takes the lock second sees the other.
+//! - A spare steps down in this order: it leaves the searching count, moves
+//!   every task in its deque to the injector (nothing is lost), and only
+//!   then rests. Its deque never leaves its thread while the thread lives.
+
+use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+
+use super::thread_cpu::ThreadClock;
+
+use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering, fence, lock};
+
+/// The state of one spare slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    /// No thread; the slot's deque is kept in [`SpareSlot::local`].
+    Vacant,
+    /// Its thread runs the worker loop.
+    Serving,
+    /// Its thread waits to serve again, for at most the keep-alive.
+    Resting,
+}
+
+struct SpareSlot<D> {
+    state: SlotState,
+    /// The deque, while no thread holds it.
+    local: Option<D>,
+}
+
+struct Spares<D> {
+    slots: Vec<SpareSlot<D>>,
+    serving: usize,
+    /// Spare threads alive (serving or resting).
+    threads: usize,
+    /// Set at shutdown: no spare starts any more, resting ones exit.
+    closed: bool,
+}
+
+/// What [`Compensation::start_spare`] asks the caller to do.
+pub(crate) enum Start<D> {
+    /// A resting thread was woken to serve slot `slot`.
+    Woken { slot: usize },
+    /// Slot `slot` needs a new thread, which gets `local` as its deque.
+    /// If the thread cannot be started, give both back with
+    /// [`Compensation::spawn_failed`].
+    Spawn { slot: usize, local: D },
+}
+
+/// What a resting spare thread does next ([`Compensation::rest`]).
+pub(crate) enum AfterRest<D> {
+    /// Serve again, with this deque.
+    Serve(D),
+    /// Exit: the keep-alive ran out or the runtime shut down (the deque was
+    /// kept in the slot).
+    Exit,
+}
+
+/// One slot's cover.
+///
+/// `at_nanos` and `cpu_at_nanos` are stored before the covering swap and
+/// read after the uncovering one (both `AcqRel`), so the uncovering thread
+/// sees them. They only feed elastic CPU accounting: the rare overwrite by a
+/// cover that lost its swap is harmless, hence `std` atomics.
+struct SlotCover {
+    covered: AtomicBool,
+    /// When the cover began (runtime clock, ns).
+    at_nanos: AtomicU64,
+    /// The slot thread's CPU time then (ns), or `u64::MAX` if unknown.
+    cpu_at_nanos: AtomicU64,
+    /// The CPU clock of the thread running the slot (`ThreadClock` bits).
+    clock: AtomicI64,
+    /// The watch sequence number of the stretch the cover is for, or
+    /// [`NOT_A_STRETCH`] (`block_in_place`).
+    stretch_seq: AtomicU64,
+}
+
+/// The `stretch_seq` of a cover that is not tied to a watched stretch.
+pub(crate) const NOT_A_STRETCH: u64 = u64::MAX;
+
+/// What an ended cover tells the slot's thread (see [`Compensation::uncover`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CoverEnded {
+    /// When the cover began (runtime clock, ns).
+    pub(crate) at_nanos: u64,
+    /// The thread's CPU time then (ns), if known.
+    pub(crate) cpu_at_nanos: Option<u64>,
+}
+
+impl CoverEnded {
+    /// How much of the wall time since the cover began, up to `now`, the
+    /// thread did not spend on a CPU: the part of a poll that elastic
+    /// admission does not charge. With `cpu_now` unknown, all of it.
+    pub(crate) fn uncharged(&self, now: u64, cpu_now: Option<u64>) -> u64 {
+        let wall = now.saturating_sub(self.at_nanos);
+        match (self.cpu_at_nanos, cpu_now) {
+            (Some(before), Some(after)) => wall.saturating_sub(after.saturating_sub(before)),
+            _ => wall,
+        }
+    }
+}
+
+/// The compensation bookkeeping of one runtime. `D` is a slot's deque
+/// (`crossbeam_deque::Worker<Runnable>`; a unit in the loom models).
+pub(crate) struct Compensation<D> {
+    first_spare: usize,
+    max_spares: usize,
+    covered: Box<[CachePadded<SlotCover>]>,
+    wanted: AtomicUsize,
+    /// Mirror of `Spares::serving`, written under the lock.
+    serving: AtomicUsize,
+    spares: Mutex<Spares<D>>,
+    /// Resting threads wait here; notified when one is woken to serve, and
+    /// at shutdown. Threads exiting notify it too, for `wait_exited`.
+    changed: Condvar,
+    /// Spares started so far (statistics: no protocol reads it).
+    started: std::sync::atomic::AtomicU64,
+}
+
+impl<D> Compensation<D> {
+    /// Bookkeeping for `workers` primaries and one spare slot per deque in
+    /// `spare_locals`.
+    pub(crate) fn new(workers: usize, spare_locals: Vec<D>) -> Self {
+        let max_spares = spare_locals.len();
+        Compensation {
+            first_spare: workers,
+            max_spares,
+            covered: (0..workers + max_spares)
+                .map(|_| {
+                    CachePadded::new(SlotCover {
+                        covered: AtomicBool::new(false),
+                        at_nanos: AtomicU64::new(0),
+                        cpu_at_nanos: AtomicU64::new(u64::MAX),
+                        clock: AtomicI64::new(ThreadClock::NONE.to_bits()),
+                        stretch_seq: AtomicU64::new(NOT_A_STRETCH),
+                    })
+                })
+                .collect(),
+            wanted: AtomicUsize::new(0),
+            serving: AtomicUsize::new(0),
+            spares: Mutex::new(Spares {
+                slots: spare_locals
+                    .into_iter()
+                    .map(|local| SpareSlot {
+                        state: SlotState::Vacant,
+                        local: Some(local),
+                    })
+                    .collect(),
+                serving: 0,
+                threads: 0,
+                closed: false,
+            }),
+            changed: Condvar::new(),
+            started: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The index of the first spare slot (= the number of primaries).
+    pub(crate) fn first_spare(&self) -> usize {
+        self.first_spare
+    }
+
+    /// The bound on spare slots serving at once.
+    pub(crate) fn max_spares(&self) -> usize {
+        self.max_spares
+    }
+
+    /// Whether `slot` is a spare slot.
+    pub(crate) fn is_spare(&self, slot: usize) -> bool {
+        slot >= self.first_spare
+    }
+
+    /// Records the CPU clock of the thread that now runs `slot`.
+    pub(crate) fn set_clock(&self, slot: usize, clock: ThreadClock) {
+        self.covered[slot]
+            .clock
+            .store(clock.to_bits(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The CPU clock of the thread that runs `slot`.
+    pub(crate) fn clock(&self, slot: usize) -> ThreadClock {
+        ThreadClock::from_bits(
+            self.covered[slot]
+                .clock
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// Covers `slot` from `at_nanos` (runtime clock), when its thread had
+    /// used `cpu_nanos` of CPU, for the stretch with watch sequence
+    /// `stretch_seq` (or [`NOT_A_STRETCH`]): asks for a spare to serve in
+    /// its place. Returns `false` if it was covered already. Follow with
+    /// [`start_spare`](Self::start_spare).
+    pub(crate) fn cover(
+        &self,
+        slot: usize,
+        stretch_seq: u64,
+        at_nanos: u64,
+        cpu_nanos: Option<u64>,
+    ) -> bool {
+        let cover = &self.covered[slot];
+        cover
+            .stretch_seq
+            .store(stretch_seq, std::sync::atomic::Ordering::Relaxed);
+        cover
+            .at_nanos
+            .store(at_nanos, std::sync::atomic::Ordering::Relaxed);
+        cover.cpu_at_nanos.store(
+            cpu_nanos.unwrap_or(u64::MAX),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        if cover.covered.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        self.wanted.fetch_add(1, Ordering::SeqCst);
+        true
+    }
+
+    /// The monitor's cover of a slot whose stretch it saw running at watch
+    /// sequence `seen`: covers it, then checks with `seq_now` that the
+    /// stretch still runs, and takes the cover back if it ended meanwhile.
+    /// Returns whether the slot is now covered by this call.
+    ///
+    /// The slot's thread stores its watch sequence when the poll ends, and
+    /// later, if it parks, issues a `SeqCst` fence (in `Idle::park`) before
+    /// it checks `is_covered` (in its `has_work`). Here the cover's swap is
+    /// followed by a `SeqCst` fence and then the load of the sequence.
+    /// Whichever fence comes second sees the other side's store, so a cover
+    /// that lands after the poll ended is taken back here, or seen and
+    /// ended there: a worker that parks never keeps a cover. (A worker that
+    /// goes on to another poll ends the cover when that one ends.)
+    pub(crate) fn cover_running(
+        &self,
+        slot: usize,
+        seen: u64,
+        seq_now: impl FnOnce() -> u64,
+        at_nanos: u64,
+        cpu_nanos: Option<u64>,
+    ) -> bool {
+        if !self.cover(slot, seen, at_nanos, cpu_nanos) {
+            return false;
+        }
+        fence(Ordering::SeqCst);
+        if seq_now() == seen {
+            return true;
+        }
+        // Either this swap or the slot's own uncover wins; `wanted` drops
+        // once.
+        let _ = self.uncover(slot);
+        false
+    }
+
+    /// The monitor's sweep: ends every cover whose stretch has ended
+    /// (`seq_of(slot)` moved on) while its poll goes on, as it does past a
+    /// yield point that took `yield_if_busy()`'s fast path. Returns how many
+    /// it ended: the caller wakes as many sleeping spares.
+    pub(crate) fn end_stale_covers(&self, seq_of: impl Fn(usize) -> u64) -> usize {
+        if self.wanted.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        let mut ended = 0;
+        for (slot, cover) in self.covered.iter().enumerate() {
+            if !cover.covered.load(Ordering::Relaxed) {
+                continue;
+            }
+            let stretch = cover.stretch_seq.load(std::sync::atomic::Ordering::Relaxed);
+            if stretch != NOT_A_STRETCH && seq_of(slot) != stretch && self.uncover(slot).is_some() {
+                ended += 1;
+            }
+        }
+        ended
+    }
+
+    /// Whether `slot` is covered (a hint for the monitor).
+    pub(crate) fn is_covered(&self, slot: usize) -> bool {
+        self.covered[slot].covered.load(Ordering::Relaxed)
+    }
+
+    /// Uncovers `slot`, if it is covered (its own thread; or the monitor
+    /// taking back a late cover, see [`cover_running`](Self::cover_running)).
+    /// Returns the cover if this call ended it: the slot's thread must then
+    /// wake a sleeping spare (`Idle::notify_spare`), which may now be surplus.
+    ///
+    /// One relaxed load when the slot is not covered: this runs after every
+    /// poll.
+    #[inline]
+    pub(crate) fn uncover(&self, slot: usize) -> Option<CoverEnded> {
+        if !self.covered[slot].covered.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.uncover_slow(slot)
+    }
+
+    #[cold]
+    fn uncover_slow(&self, slot: usize) -> Option<CoverEnded> {
+        let cover = &self.covered[slot];
+        if !cover.covered.swap(false, Ordering::AcqRel) {
+            return None;
+        }
+        self.wanted.fetch_sub(1, Ordering::SeqCst);
+        let cpu = cover
+            .cpu_at_nanos
+            .load(std::sync::atomic::Ordering::Relaxed);
+        Some(CoverEnded {
+            at_nanos: cover.at_nanos.load(std::sync::atomic::Ordering::Relaxed),
+            cpu_at_nanos: (cpu != u64::MAX).then_some(cpu),
+        })
+    }
+
+    /// Starts one more spare if fewer serve than covered slots ask for
+    /// (within the bound): wakes a resting thread, else hands a vacant slot
+    /// to the caller to start a thread for. `None` if no spare is needed,
+    /// none is left, or the runtime is shutting down.
+    pub(crate) fn start_spare(&self) -> Option<Start<D>> {
+        if self.serving.load(Ordering::SeqCst)
+            >= self.wanted.load(Ordering::SeqCst).min(self.max_spares)
+        {
+            return None;
+        }
+        let mut spares = lock(&self.spares);
+        let wanted = self.wanted.load(Ordering::SeqCst).min(self.max_spares);
+        if spares.closed || spares.serving >= wanted {
+            return None;
+        }
+        let start = if let Some(index) = spares.position(SlotState::Resting) {
+            spares.slots[index].state = SlotState::Serving;
+            self.changed.notify_all();
+            Start::Woken {
+                slot: self.first_spare + index,
+            }
+        } else {
+            let index = spares.position(SlotState::Vacant)?;
+            let slot = &mut spares.slots[index];
+            let local = slot.local.take()?;
+            slot.state = SlotState::Serving;
+            spares.threads += 1;
+            Start::Spawn {
+                slot: self.first_spare + index,
+                local,
+            }
+        };
+        self.set_serving(&mut spares, 1, true);
+        self.started
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(start)
+    }
+
+    /// Gives back a slot whose thread could not be started.
+    pub(crate) fn spawn_failed(&self, slot: usize, local: D) {
+        let mut spares = lock(&self.spares);
+        let spare = &mut spares.slots[slot - self.first_spare];
+        spare.state = SlotState::Vacant;
+        spare.local = Some(local);
+        spares.threads -= 1;
+        self.set_serving(&mut spares, 1, false);
+        self.started
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether more spares serve than covered slots ask for (a lock-free
+    /// hint; [`try_step_down`](Self::try_step_down) decides).
+    #[inline]
+    pub(crate) fn is_surplus(&self) -> bool {
+        self.serving.load(Ordering::SeqCst) > self.wanted.load(Ordering::SeqCst)
+    }
+
+    /// Spare slot `slot` steps down if it is surplus: it stops serving and
+    /// rests. Returns whether it did; the caller must then empty its deque
+    /// and call [`rest`](Self::rest).
+    pub(crate) fn try_step_down(&self, slot: usize) -> bool {
+        if !self.is_surplus() {
+            return false;
+        }
+        let mut spares = lock(&self.spares);
+        if spares.serving <= self.wanted.load(Ordering::SeqCst) {
+            return false;
+        }
+        spares.slots[slot - self.first_spare].state = SlotState::Resting;
+        self.set_serving(&mut spares, 1, false);
+        true
+    }
+
+    /// A spare thread whose worker loop ended (it stepped down, or the
+    /// runtime is shutting down) waits, for at most `keep_alive`, to serve
+    /// slot `slot` again. On [`AfterRest::Exit`] the thread must exit and
+    /// then call [`thread_exited`](Self::thread_exited).
+    pub(crate) fn rest(&self, slot: usize, local: D, keep_alive: Duration) -> AfterRest<D> {
+        let index = slot - self.first_spare;
+        let mut spares = lock(&self.spares);
+        let mut waited = Duration::ZERO;
+        loop {
+            let state = spares.slots[index].state;
+            if state == SlotState::Serving && !spares.closed {
+                return AfterRest::Serve(local);
+            }
+            if spares.closed || waited >= keep_alive {
+                if state == SlotState::Serving {
+                    // Shutdown caught a serving spare.
+                    self.set_serving(&mut spares, 1, false);
+                }
+                let spare = &mut spares.slots[index];
+                spare.state = SlotState::Vacant;
+                spare.local = Some(local);
+                return AfterRest::Exit;
+            }
+            let started = std::time::Instant::now();
+            spares = match self.changed.wait_timeout(spares, keep_alive - waited) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+            waited += started.elapsed();
+        }
+    }
+
+    /// A spare thread exited (called by a guard as the thread ends, also if
+    /// it unwinds).
+    pub(crate) fn thread_exited(&self) {
+        lock(&self.spares).threads -= 1;
+        self.changed.notify_all();
+    }
+
+    /// Shutdown: no spare starts from now on, resting threads exit.
+    pub(crate) fn close(&self) {
+        lock(&self.spares).closed = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits until at most `own` spare threads are alive (`own`: 1 when
+    /// the caller is a spare thread itself), until `deadline` if given.
+    /// Returns `false` if the deadline passed first.
+    pub(crate) fn wait_exited(&self, own: usize, deadline: Option<std::time::Instant>) -> bool {
+        let mut spares = lock(&self.spares);
+        while spares.threads > own {
+            let remaining = match deadline {
+                Some(deadline) => deadline.saturating_duration_since(std::time::Instant::now()),
+                None => Duration::from_secs(3600),
+            };
+            if remaining.is_zero() {
+                return false;
+            }
+            spares = match self.changed.wait_timeout(spares, remaining) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        true
+    }
+
+    /// Spares started so far.
+    pub(crate) fn started(&self) -> u64 {
+        self.started.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Spare threads alive, and how many of them rest.
+    pub(crate) fn threads(&self) -> (usize, usize) {
+        let spares = lock(&self.spares);
+        (spares.threads, spares.threads - spares.serving)
+    }
+
+    /// Covered slots.
+    #[cfg(all(test, loom))]
+    pub(crate) fn wanted(&self) -> usize {
+        self.wanted.load(Ordering::SeqCst)
+    }
+
+    /// Spare slots serving now.
+    pub(crate) fn serving(&self) -> usize {
+        self.serving.load(Ordering::Relaxed)
+    }
+
+    fn set_serving(&self, spares: &mut MutexGuard<'_, Spares<D>>, by: usize, up: bool) {
+        if up {
+            spares.serving += by;
+        } else {
+            spares.serving -= by;
+        }
+        self.serving.store(spares.serving, Ordering::SeqCst);
+    }
+}
+
+impl<D> Spares<D> {
+    fn position(&self, state: SlotState) -> Option<usize> {
+        self.slots.iter().position(|slot| slot.state == state)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+#[cfg(all(test, loom))]
+mod loom_models;

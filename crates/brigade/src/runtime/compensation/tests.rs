@@ -1,0 +1,109 @@
+//! Unit tests of the compensation bookkeeping.
+
+use super::*;
+
+#[test]
+fn spares_follow_covers_within_the_bound() {
+    let compensation = Compensation::new(2, vec!['a', 'b']);
+    assert!(compensation.start_spare().is_none(), "nothing covered");
+    assert!(compensation.cover(0, NOT_A_STRETCH, 0, None));
+    assert!(
+        !compensation.cover(0, NOT_A_STRETCH, 0, None),
+        "covered once"
+    );
+    let Some(Start::Spawn {
+        slot: 2,
+        local: 'a',
+    }) = compensation.start_spare()
+    else {
+        panic!("expected slot 2 to need a thread");
+    };
+    assert!(compensation.start_spare().is_none(), "one cover, one spare");
+    assert!(compensation.cover(1, NOT_A_STRETCH, 0, None));
+    assert!(
+        compensation.cover(2, NOT_A_STRETCH, 0, None),
+        "a spare can be stuck too"
+    );
+    assert!(matches!(
+        compensation.start_spare(),
+        Some(Start::Spawn { slot: 3, .. })
+    ));
+    assert!(
+        compensation.start_spare().is_none(),
+        "bounded by max_spares"
+    );
+    assert_eq!(compensation.serving(), 2);
+    assert_eq!(compensation.started(), 2);
+    // Two of three covers end: one spare is surplus, and only one steps down.
+    assert!(compensation.uncover(0).is_some());
+    assert!(compensation.uncover(0).is_none());
+    assert!(!compensation.is_surplus());
+    assert!(compensation.uncover(1).is_some());
+    assert!(compensation.is_surplus());
+    assert!(compensation.try_step_down(3));
+    assert!(!compensation.try_step_down(2));
+    // A new cover wakes the resting spare rather than a new thread.
+    assert!(compensation.cover(0, NOT_A_STRETCH, 0, None));
+    assert!(matches!(
+        compensation.start_spare(),
+        Some(Start::Woken { slot: 3 })
+    ));
+    assert!(matches!(
+        compensation.rest(3, 'b', Duration::from_secs(1)),
+        AfterRest::Serve('b')
+    ));
+}
+
+#[test]
+fn a_resting_spare_exits_after_its_keep_alive_or_at_close() {
+    let compensation = Compensation::new(1, vec!['a']);
+    assert!(compensation.cover(0, NOT_A_STRETCH, 0, None));
+    let Some(Start::Spawn { slot, local }) = compensation.start_spare() else {
+        panic!("expected a thread to start");
+    };
+    assert!(compensation.uncover(0).is_some());
+    assert!(compensation.try_step_down(slot));
+    assert_eq!(compensation.threads(), (1, 1));
+    assert!(matches!(
+        compensation.rest(slot, local, Duration::from_millis(1)),
+        AfterRest::Exit
+    ));
+    compensation.thread_exited();
+    assert_eq!(compensation.threads(), (0, 0));
+    // The vacant slot kept its deque for the next thread.
+    assert!(compensation.cover(0, NOT_A_STRETCH, 0, None));
+    let Some(Start::Spawn { local: 'a', slot }) = compensation.start_spare() else {
+        panic!("expected the deque back");
+    };
+    compensation.close();
+    assert!(matches!(
+        compensation.rest(slot, 'a', Duration::from_secs(60)),
+        AfterRest::Exit
+    ));
+    compensation.thread_exited();
+    assert!(compensation.wait_exited(0, None));
+}
+
+#[test]
+fn an_ended_cover_charges_only_cpu_time() {
+    let ended = CoverEnded {
+        at_nanos: 1_000,
+        cpu_at_nanos: Some(50),
+    };
+    // 9 µs covered, 2 µs of them on a CPU.
+    assert_eq!(ended.uncharged(10_000, Some(2_050)), 7_000);
+    assert_eq!(ended.uncharged(10_000, None), 9_000);
+}
+
+#[test]
+fn the_sweep_ends_covers_whose_stretch_ended() {
+    let compensation = Compensation::new(2, vec!['a']);
+    assert_eq!(compensation.end_stale_covers(|_| unreachable!("nothing covered")), 0);
+    // Slot 0 covered for stretch 7, slot 1 by block_in_place.
+    assert!(compensation.cover(0, 7, 0, None));
+    assert!(compensation.cover(1, NOT_A_STRETCH, 0, None));
+    assert_eq!(compensation.end_stale_covers(|_| 7), 0, "stretch 7 still runs");
+    assert_eq!(compensation.end_stale_covers(|_| 9), 1, "stretch 7 ended");
+    assert!(!compensation.is_covered(0));
+    assert!(compensation.is_covered(1), "block_in_place ends its own cover");
+}

@@ -1,0 +1,105 @@
+//! Per-thread CPU time, for charging elastic work that a spare worker
+//! covered (see `compensation.rs`): a thread blocked in a system call uses
+//! no CPU, and is not charged for the time it was covered.
+//!
+//! Linux only (`pthread_getcpuclockid` and `clock_gettime`, which work on
+//! another thread's clock too). Elsewhere every reading is `None`, and a
+//! covered stretch is not charged at all.
+
+/// A thread's CPU clock, readable from any thread while that thread lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ThreadClock(#[cfg_attr(not(target_os = "linux"), allow(dead_code))] i64);
+
+impl ThreadClock {
+    /// No clock: every reading is `None`.
+    pub(crate) const NONE: ThreadClock = ThreadClock(i64::MIN);
+
+    /// The calling thread's CPU clock.
+    pub(crate) fn current() -> ThreadClock {
+        #[cfg(target_os = "linux")]
+        {
+            let mut clock: libc::clockid_t = 0;
+            // SAFETY: `pthread_self` is always a valid thread of this
+            // process, and `clock` is a valid place to write the result.
+            let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+            if rc == 0 {
+                return ThreadClock(i64::from(clock));
+            }
+        }
+        ThreadClock::NONE
+    }
+
+    /// As stored in an atomic.
+    pub(crate) fn to_bits(self) -> i64 {
+        self.0
+    }
+
+    pub(crate) fn from_bits(bits: i64) -> ThreadClock {
+        ThreadClock(bits)
+    }
+
+    /// CPU nanoseconds the thread has used, if known. `None` also when the
+    /// thread has exited.
+    pub(crate) fn read(self) -> Option<u64> {
+        #[cfg(target_os = "linux")]
+        if self != ThreadClock::NONE {
+            return read_clock(self.0 as libc::clockid_t);
+        }
+        None
+    }
+}
+
+/// CPU nanoseconds the calling thread has used, if known.
+pub(crate) fn own_cpu_nanos() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        read_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn read_clock(clock: libc::clockid_t) -> Option<u64> {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `time` is a valid place to write; an invalid clock id (a
+    // thread that exited) makes the call fail, which we report as `None`.
+    let rc = unsafe { libc::clock_gettime(clock, &mut time) };
+    (rc == 0).then(|| time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_thread_uses_cpu_and_a_sleeping_one_does_not() {
+        let clock = ThreadClock::current();
+        let before = clock.read().unwrap();
+        let own_before = own_cpu_nanos().unwrap();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        assert!(clock.read().unwrap() > before);
+        assert!(own_cpu_nanos().unwrap() > own_before);
+        // Read from another thread.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sleeper = std::thread::spawn(move || {
+            tx.send(ThreadClock::current()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        });
+        let other = rx.recv().unwrap();
+        let first = other.read().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Sleeping: well under the 20 ms that passed.
+        assert!(other.read().unwrap() - first < 10_000_000);
+        sleeper.join().unwrap();
+        assert_eq!(ThreadClock::NONE.read(), None);
+    }
+}
