@@ -210,7 +210,10 @@ fn step_aside_or_continue(
     if task.is_elastic() {
         let now = shared.clock_nanos();
         core.note_stretch(task, now);
-        let used = task.grant_used().unwrap_or(0) + now.saturating_sub(core.poll_started());
+        let poll_charged = now
+            .saturating_sub(core.poll_started())
+            .saturating_sub(core.uncharged());
+        let used = task.grant_used().unwrap_or(0) + poll_charged;
         if used >= shared.admission.config().grant.as_nanos() as u64
             || (task.is_coarse() && !core.holds_coarse_slot())
         {

@@ -9,12 +9,12 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::{
     Condvar, Mutex, MutexGuard,
-    atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering, fence},
+    atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
 };
 #[cfg(not(loom))]
 pub(crate) use std::sync::{
     Condvar, Mutex, MutexGuard,
-    atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering, fence},
+    atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
 };
 
 /// Locks `mutex`, ignoring poisoning.

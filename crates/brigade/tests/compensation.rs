@@ -285,6 +285,30 @@ fn block_in_place_hands_off_at_once() {
 }
 
 #[test]
+fn block_in_place_after_a_long_stretch_keeps_its_spare() {
+    with_timeout(60, || {
+        // The monitor may cover the long stretch just before the task enters
+        // block_in_place: the cover must then stay (taken over by
+        // block_in_place) for as long as the closure blocks.
+        for _ in 0..20 {
+            let rt = runtime(1, Duration::from_secs(10));
+            let (tx, rx) = std::sync::mpsc::channel();
+            let waiter = rt.spawn(async move {
+                common::spin_for(Duration::from_millis(10));
+                brigade::task::block_in_place(|| rx.recv_timeout(TIMEOUT).unwrap())
+            });
+            // Waits behind the spinning task until a spare runs it.
+            let sender = rt.spawn(async move {
+                std::thread::sleep(Duration::from_millis(20));
+                tx.send(3).unwrap();
+            });
+            assert_eq!(rt.block_on(waiter).unwrap(), 3);
+            rt.block_on(sender).unwrap();
+        }
+    });
+}
+
+#[test]
 fn block_in_place_runs_in_place_where_it_cannot_hand_off() {
     with_timeout(60, || {
         // Outside any runtime.

@@ -12,7 +12,7 @@
 //! 100× the threshold, and once more with its total when it ends; its
 //! duration is measured to within one sampling interval. The monitor also
 //! reads the running stretches to decide on compensation
-//! (`runtime/compensation.rs`).
+//! (`runtime/compensation/`).
 //!
 //! Yield points count because `yield_if_busy()` returns at once while a
 //! worker is idle: a loop that calls it after every unit then runs as one

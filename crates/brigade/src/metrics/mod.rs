@@ -160,7 +160,9 @@ impl RuntimeMetrics {
         self.shared.num_workers()
     }
 
-    /// Workers currently idle (parked, or committed to parking).
+    /// Workers currently idle (parked, or committed to parking), serving
+    /// spares included: while a worker is stuck this can exceed the number
+    /// of idle workers among [`num_workers`](Self::num_workers).
     pub fn num_idle_workers(&self) -> usize {
         self.shared.idle.num_idle()
     }

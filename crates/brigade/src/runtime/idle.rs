@@ -92,7 +92,7 @@ pub(crate) const MAX_WORKERS: usize = SEARCHING_MASK;
 pub(crate) struct Idle {
     state: AtomicUsize,
     /// The configured worker count (the primaries; `parkers` also has one
-    /// per spare slot, see `compensation.rs`).
+    /// per spare slot, see `runtime/compensation/`).
     num_workers: usize,
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[Parker]>,
@@ -303,7 +303,7 @@ impl Idle {
     /// Wakes one sleeping spare (a slot at `first_spare` or above),
     /// counting it as searching, as [`notify_one`](Self::notify_one) would:
     /// called after a cover ended, so a spare that became surplus while it
-    /// slept wakes to step down (see `compensation.rs`). A spare that is
+    /// slept wakes to step down (see `runtime/compensation/`). A spare that is
     /// not surplus searches and parks again.
     pub(crate) fn notify_spare(&self, first_spare: usize) {
         let mut sleepers = lock(&self.sleepers);

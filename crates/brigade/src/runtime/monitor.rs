@@ -9,7 +9,7 @@
 //! - samples the workers' poll watches for the long-poll detector, and
 //!   covers workers stuck past the compensation threshold while work waits
 //!   and no worker is idle, starting spare workers for them
-//!   (`compensation.rs`, `spare.rs`);
+//!   (`compensation/`, `spare.rs`);
 //! - hands the driver on when workers sleep but none sleeps in the driver
 //!   (`Idle::hand_off_driver`), at every wake-up: the worker that slept in
 //!   it may have left to run a task that never returns to the scheduler (a
@@ -37,6 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Shared;
+use super::compensation::MonitorCover;
 use crate::admission::Controller;
 use crate::metrics::LatencySnapshot;
 use crate::metrics::long_poll::{LongPollDetector, Running};
@@ -64,7 +65,7 @@ fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
 
 /// Covers every slot stuck in one stretch for at least `threshold`, while
 /// work waits and no worker is idle to take it, and starts spares for them
-/// (see `compensation.rs`). Also retries starting spares that covered slots
+/// (see `runtime/compensation/`). Also retries starting spares that covered slots
 /// still lack (a thread that could not be started). Returns whether a slot
 /// needed a spare but every spare was serving already.
 fn compensate(shared: &Arc<Shared>, running: &[Running], threshold: Duration) -> bool {
@@ -84,29 +85,35 @@ fn compensate(shared: &Arc<Shared>, running: &[Running], threshold: Duration) ->
         }
         let cpu = compensation.clock(stretch.slot).read();
         let watch = &shared.metrics.worker(stretch.slot).watch;
-        if compensation.cover_running(
+        let covered = compensation.cover_running(
             stretch.slot,
             stretch.seq,
             || watch.seq(),
             shared.clock_nanos(),
             cpu,
-        ) {
-            tracing::info!(
-                target: "brigade::compensation",
-                worker = stretch.slot,
-                spawned_at = %stretch.location,
-                stuck_ms = stretch.ran_for.as_millis() as u64,
-                "worker {} has been stuck for {:.0?} in a task spawned at {}; a spare worker \
-                 takes its place",
-                stretch.slot,
-                stretch.ran_for,
-                stretch.location
-            );
-            let reason = format_args!("worker {} is stuck", stretch.slot);
-            super::spare::start_spares(shared, &reason);
+        );
+        match covered {
+            MonitorCover::Covered => {
+                tracing::info!(
+                    target: "brigade::compensation",
+                    worker = stretch.slot,
+                    spawned_at = %stretch.location,
+                    stuck_ms = stretch.ran_for.as_millis() as u64,
+                    "worker {} has been stuck for {:.0?} in a task spawned at {}; a spare \
+                     worker takes its place",
+                    stretch.slot,
+                    stretch.ran_for,
+                    stretch.location
+                );
+                let reason = format_args!("worker {} is stuck", stretch.slot);
+                super::spare::start_spares(shared, &reason);
+            }
+            MonitorCover::TakenBack => shared.idle.notify_spare(compensation.first_spare()),
+            MonitorCover::Taken => {}
         }
     }
-    if compensation.serving() < compensation.max_spares() {
+    // A spare whose thread could not start is retried here.
+    if compensation.lacks_spares() {
         super::spare::start_spares(shared, &"a covered worker still lacks a spare");
     }
     false

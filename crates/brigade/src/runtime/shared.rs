@@ -35,7 +35,7 @@ use crate::yield_queue::{YieldQueue, Yielded};
 pub(crate) struct Shared {
     pub(crate) injector: Injector<Runnable>,
     /// One per worker slot: the primaries', then the spare slots' (see
-    /// `compensation.rs`).
+    /// `runtime/compensation/`).
     pub(crate) stealers: Box<[Stealer<Runnable>]>,
     /// Spare workers for stuck ones.
     pub(crate) compensation: Compensation<Worker<Runnable>>,
@@ -283,16 +283,34 @@ impl Shared {
         }
     }
 
+    /// The stealers of the deques that can hold tasks: the primaries', and
+    /// the spare slots' only while a spare serves. (A spare that steps down
+    /// first stops counting as serving, then moves its tasks to the
+    /// injector, notifying as any push does, so a task in its deque in
+    /// between is not lost to a worker that parks; see
+    /// `runtime/compensation/`.) One relaxed load: no worker stuck, no
+    /// cost of the spare slots.
+    pub(crate) fn active_stealers(&self) -> &[Stealer<Runnable>] {
+        if self.compensation.serving() == 0 {
+            &self.stealers[..self.num_workers()]
+        } else {
+            &self.stealers
+        }
+    }
+
     /// Whether any queue a worker takes from holds a task.
     pub(crate) fn has_waiting_work(&self) -> bool {
         !self.injector.is_empty()
             || !self.yield_queue.is_empty()
-            || self.stealers.iter().any(|stealer| !stealer.is_empty())
+            || self
+                .active_stealers()
+                .iter()
+                .any(|stealer| !stealer.is_empty())
     }
 
     /// Whether any worker's deque other than `me`'s holds a task.
     pub(crate) fn others_have_work(&self, me: usize) -> bool {
-        self.stealers
+        self.active_stealers()
             .iter()
             .enumerate()
             .any(|(index, stealer)| index != me && !stealer.is_empty())

@@ -1,6 +1,6 @@
 //! Spare worker threads: started when a worker is stuck (or in
 //! `block_in_place`), stepping down when it is back. What decides when is
-//! in `compensation.rs`; this file starts the threads and runs them.
+//! in `runtime/compensation/`; this file starts the threads and runs them.
 //!
 //! A spare thread runs the ordinary worker loop (`Core::run`) on its spare
 //! slot until it is surplus, then rests for at most the keep-alive
@@ -92,6 +92,10 @@ fn run(shared: Arc<Shared>, slot: usize, mut local: Worker<Runnable>) {
     let _exited = Exited(&shared);
     loop {
         local = Core::new(slot, shared.clone(), local).run();
+        if shared.is_shutdown() {
+            shared.compensation.leave(slot, local);
+            return;
+        }
         let keep_alive = shared.config.spare_keep_alive;
         match shared.compensation.rest(slot, local, keep_alive) {
             AfterRest::Serve(again) => local = again,

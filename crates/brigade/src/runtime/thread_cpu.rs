@@ -1,5 +1,5 @@
 //! Per-thread CPU time, for charging elastic work that a spare worker
-//! covered (see `compensation.rs`): a thread blocked in a system call uses
+//! covered (see `runtime/compensation/`): a thread blocked in a system call uses
 //! no CPU, and is not charged for the time it was covered.
 //!
 //! Linux only (`pthread_getcpuclockid` and `clock_gettime`, which work on

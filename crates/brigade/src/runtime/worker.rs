@@ -25,7 +25,7 @@
 //! and about to run them. Once back, it wakes one helper only if it has more
 //! than one task queued.
 //!
-//! Spare workers (`compensation.rs`, `spare.rs`) run this same loop on a
+//! Spare workers (`compensation/`, `spare.rs`) run this same loop on a
 //! spare slot while a worker is stuck; a spare steps down between two tasks
 //! once it is surplus. After each poll, and before parking, a worker ends
 //! its slot's cover if a spare covered it (one relaxed load when not).
@@ -65,7 +65,7 @@ const DRIVER_RETRY: std::time::Duration = std::time::Duration::from_micros(200);
 /// mutable is in a `Cell`: only this thread touches it.
 pub(crate) struct Core {
     index: usize,
-    /// A spare slot's worker (see `compensation.rs`): it steps down, between
+    /// A spare slot's worker (see `runtime/compensation/`): it steps down, between
     /// two tasks, once it is surplus.
     is_spare: bool,
     shared: Arc<Shared>,
@@ -92,6 +92,8 @@ pub(crate) struct Core {
     /// Elastic polls: nanoseconds of the current poll that a spare covered
     /// while this thread used no CPU, not charged to the task's grant.
     uncharged: Cell<u64>,
+    /// Inside `block_in_place` (a nested call runs its closure directly).
+    in_block_in_place: Cell<bool>,
     /// `yield_if_busy()`'s clock amortisation.
     pub(crate) epoch_gate: EpochGate,
     /// The periodic driver poll's clock amortisation.
@@ -116,6 +118,7 @@ impl Core {
             stretch_started: Cell::new(0),
             holds_coarse_slot: Cell::new(false),
             uncharged: Cell::new(0),
+            in_block_in_place: Cell::new(false),
             epoch_gate: EpochGate::new(),
             driver_gate: EpochGate::new(),
         }
@@ -176,6 +179,7 @@ impl Core {
             false
         });
         if stepped_down {
+            self.end_cover();
             self.hand_back_tasks();
             tracing::debug!(worker = self.index, "spare worker stepped down");
             return self.local;
@@ -205,7 +209,7 @@ impl Core {
     }
 
     /// Ends this slot's cover, if a spare covered it (see
-    /// `compensation.rs`), and wakes a sleeping spare so that, if surplus,
+    /// `runtime/compensation/`), and wakes a sleeping spare so that, if surplus,
     /// it steps down. One relaxed load when not covered.
     #[inline]
     pub(crate) fn end_cover(&self) {
@@ -217,9 +221,22 @@ impl Core {
     #[cold]
     fn cover_ended(&self, ended: super::compensation::CoverEnded) {
         let shared = &self.shared;
-        let uncharged = ended.uncharged(shared.clock_nanos(), super::thread_cpu::own_cpu_nanos());
+        let now = shared.clock_nanos();
+        let uncharged = ended.uncharged(
+            self.poll_started.get(),
+            now,
+            super::thread_cpu::own_cpu_nanos(),
+        );
         self.uncharged
             .set(self.uncharged.get().saturating_add(uncharged));
+        // Time blocked off the CPU does not make an elastic stretch long
+        // (`note_stretch`) either.
+        self.stretch_started.set(
+            self.stretch_started
+                .get()
+                .saturating_add(uncharged)
+                .min(now),
+        );
         shared.idle.notify_spare(shared.compensation.first_spare());
         tracing::debug!(
             target: "brigade::compensation",
@@ -232,25 +249,28 @@ impl Core {
     /// `block_in_place`: runs `f` (which may block) in the current poll,
     /// with a spare worker serving in this worker's place meanwhile.
     pub(crate) fn block_in_place<R>(&self, f: impl FnOnce() -> R) -> R {
-        struct Resume<'a>(&'a Core, bool);
+        if self.in_block_in_place.replace(true) {
+            // Nested: the outer call has handed off already.
+            return f();
+        }
+        struct Resume<'a>(&'a Core);
         impl Drop for Resume<'_> {
             fn drop(&mut self) {
-                let Resume(core, covered) = *self;
+                let core = self.0;
                 core.shared.metrics.worker(core.index).watch.resume();
-                if covered {
-                    core.end_cover();
-                }
+                core.end_cover();
+                core.in_block_in_place.set(false);
             }
         }
         let shared = &self.shared;
-        let covered = shared.compensation.max_spares() > 0
-            && shared.compensation.cover(
+        let compensation = &shared.compensation;
+        if compensation.max_spares() > 0
+            && compensation.cover_for_block_in_place(
                 self.index,
-                super::compensation::NOT_A_STRETCH,
                 shared.clock_nanos(),
                 super::thread_cpu::own_cpu_nanos(),
-            );
-        if covered {
+            )
+        {
             tracing::debug!(
                 target: "brigade::compensation",
                 worker = self.index,
@@ -262,7 +282,7 @@ impl Core {
         }
         // Not a long poll: the blocking is declared.
         shared.metrics.worker(self.index).watch.pause();
-        let _resume = Resume(self, covered);
+        let _resume = Resume(self);
         f()
     }
 
@@ -320,15 +340,7 @@ impl Core {
             }
             self.searching.set(true);
         }
-        // The spare slots' deques hold tasks only while a spare serves
-        // (one that steps down hands its tasks to the injector, which is
-        // looked at below): skip them otherwise, so a runtime with no stuck
-        // worker steals exactly as one without spare slots.
-        let stealers = if self.shared.compensation.serving() == 0 {
-            &self.shared.stealers[..self.shared.num_workers()]
-        } else {
-            &self.shared.stealers[..]
-        };
+        let stealers = self.shared.active_stealers();
         let start = self.next_random() as usize % stealers.len();
         loop {
             let mut retry = false;
@@ -497,6 +509,12 @@ impl Core {
         self.poll_started.get()
     }
 
+    /// Nanoseconds of the current elastic poll not charged to its grant
+    /// (covered by a spare while this thread used no CPU).
+    pub(crate) fn uncharged(&self) -> u64 {
+        self.uncharged.get()
+    }
+
     /// Resumes the longest-parked task of the yield queue: wakes it (which
     /// schedules it onto this worker's deque, with no notification) and
     /// takes it, recording how long it waited. A wake-up that brings no
@@ -524,7 +542,7 @@ impl Core {
         let shared = &self.shared;
         shared.metrics.worker(self.index).count_park();
         tracing::debug!(worker = self.index, "worker parking");
-        // Ends a late cover (`compensation.rs`): a worker with nothing to
+        // Ends a late cover (`runtime/compensation/`): a worker with nothing to
         // do is not stuck.
         self.end_cover();
         // A spare also wakes when it becomes surplus, to step down; and a

@@ -1,5 +1,5 @@
 //! `block_in_place`: the explicit form of compensation (see
-//! `runtime/compensation.rs`).
+//! `runtime/compensation/`).
 
 use crate::runtime::context;
 

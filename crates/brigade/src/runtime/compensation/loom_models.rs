@@ -28,7 +28,7 @@ fn a_spare_takes_over_and_steps_down() {
         stuck_deque.push(0);
         stuck_deque.push(1);
         // The monitor covers the stuck worker and starts a spare.
-        assert!(compensation.cover(0, NOT_A_STRETCH, 0, None));
+        assert!(compensation.cover(0, BLOCK_IN_PLACE, 0, None));
         let Some(Start::Spawn { slot: 1, local: () }) = compensation.start_spare() else {
             panic!("expected a spare to start");
         };
@@ -123,5 +123,47 @@ fn a_late_cover_does_not_outlive_the_poll() {
         monitor.join().unwrap();
         assert!(!compensation.is_covered(0), "a late cover was left behind");
         assert_eq!(compensation.wanted(), 0);
+    });
+}
+
+/// A spare steps down as one cover ends and another begins: whatever the
+/// interleaving, the new cover is not left without a spare (the decisions
+/// are taken under the lock where `wanted` changes).
+#[test]
+fn stepping_down_never_leaves_a_new_cover_without_a_spare() {
+    loom::model(|| {
+        let compensation = Arc::new(Compensation::new(2, vec![(), ()]));
+        assert!(compensation.cover(0, 1, 0, None));
+        let Some(Start::Spawn { slot: spare, .. }) = compensation.start_spare() else {
+            panic!("expected a spare to start");
+        };
+        let ending = {
+            let compensation = compensation.clone();
+            thread::spawn(move || {
+                let _ = compensation.uncover(0);
+            })
+        };
+        let beginning = {
+            let compensation = compensation.clone();
+            thread::spawn(move || {
+                assert!(compensation.cover_for_block_in_place(1, 0, None));
+                compensation.start_spare().is_some()
+            })
+        };
+        let stepped_down = compensation.try_step_down(spare);
+        ending.join().unwrap();
+        let started = beginning.join().unwrap();
+        assert_eq!(compensation.wanted(), 1);
+        // No cover without a spare: either the spare stayed for the new
+        // cover, or it stepped down and the new cover started another (or
+        // woke it again).
+        assert!(compensation.serving() >= 1, "the new cover has no spare");
+        assert!(!stepped_down || started);
+        // A spare started while the old cover was still counted is surplus
+        // now, and steps down at its next look.
+        if compensation.serving() == 2 {
+            assert!(compensation.try_step_down(spare) || compensation.try_step_down(spare + 1));
+        }
+        assert_eq!(compensation.serving(), 1);
     });
 }

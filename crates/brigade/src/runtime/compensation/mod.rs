@@ -41,15 +41,20 @@
 //! configured number of workers again.
 //!
 //! ## Protocol
-//! - `covered[i]` goes from false to true by a swap (the monitor or
-//!   `block_in_place`; the swap picks one winner), and back by a swap too
-//!   (slot `i`'s thread or the monitor, as above). `wanted` follows it: +1
-//!   after a won cover, −1 after a won uncover, so it never counts a slot
-//!   twice.
-//! - Slot states and `serving` change only under the `spares` lock, and the
-//!   decisions to start or to step down read `wanted` under that lock.
-//!   `serving` is mirrored in an atomic for the lock-free pre-check
-//!   ([`is_surplus`](Compensation::is_surplus)).
+//! - A slot's cover is one atomic word, its *owner*: 0 when uncovered,
+//!   else the tag of whoever holds it (the monitor: the watch sequence
+//!   number of the stretch it covered; or `block_in_place`). It is set by a
+//!   compare-exchange from 0, so one coverer wins; `block_in_place` takes
+//!   over a monitor's cover by a swap. The slot's own thread clears any
+//!   owner by a swap; the monitor clears only its own tag, by a
+//!   compare-exchange, so it never ends a `block_in_place` cover. `wanted`
+//!   follows: +1 after a won cover, −1 after a won clear, so it never
+//!   counts a slot twice.
+//! - Slot states, `serving` and `wanted` change only under the `spares`
+//!   lock, and the decisions to start a spare or to step down are taken
+//!   under it, so a spare stepping down as another slot is covered cannot
+//!   leave that slot without a spare. Both counts are mirrored in atomics
+//!   for the lock-free pre-check ([`is_surplus`](Compensation::is_surplus)).
 //! - The monitor's cover can come late: it saw a stretch running, but the
 //!   poll ended before the flag was stored. The monitor then re-reads the
 //!   slot's watch and takes the cover back, and a worker that parks checks
@@ -68,14 +73,14 @@
 //!   every task in its deque to the injector (nothing is lost), and only
 //!   then rests. Its deque never leaves its thread while the thread lives.
 
-use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
 use super::thread_cpu::ThreadClock;
 
-use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering, fence, lock};
+use crate::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering, fence, lock};
 
 /// The state of one spare slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,25 +129,31 @@ pub(crate) enum AfterRest<D> {
 
 /// One slot's cover.
 ///
-/// `at_nanos` and `cpu_at_nanos` are stored before the covering swap and
-/// read after the uncovering one (both `AcqRel`), so the uncovering thread
-/// sees them. They only feed elastic CPU accounting: the rare overwrite by a
-/// cover that lost its swap is harmless, hence `std` atomics.
+/// `owner` is the whole protocol state of the cover: [`UNCOVERED`], or the
+/// tag of whoever holds it: the watch sequence number of the stretch the
+/// monitor covered (odd, so never 0), or [`BLOCK_IN_PLACE`]. Covering is a
+/// compare-exchange from `UNCOVERED`; the monitor only ever clears its own
+/// tag (a compare-exchange), so it cannot end a `block_in_place` cover.
+///
+/// `at_nanos` and `cpu_at_nanos` are stored before the owner is set and
+/// read after it is cleared (`AcqRel` both), so the uncovering thread sees
+/// them. They only feed elastic CPU accounting; the rare overwrite by a
+/// cover that then finds the slot taken is harmless, hence `std` atomics.
 struct SlotCover {
-    covered: AtomicBool,
+    owner: AtomicU64,
     /// When the cover began (runtime clock, ns).
-    at_nanos: AtomicU64,
+    at_nanos: std::sync::atomic::AtomicU64,
     /// The slot thread's CPU time then (ns), or `u64::MAX` if unknown.
-    cpu_at_nanos: AtomicU64,
+    cpu_at_nanos: std::sync::atomic::AtomicU64,
     /// The CPU clock of the thread running the slot (`ThreadClock` bits).
     clock: AtomicI64,
-    /// The watch sequence number of the stretch the cover is for, or
-    /// [`NOT_A_STRETCH`] (`block_in_place`).
-    stretch_seq: AtomicU64,
 }
 
-/// The `stretch_seq` of a cover that is not tied to a watched stretch.
-pub(crate) const NOT_A_STRETCH: u64 = u64::MAX;
+/// `SlotCover::owner` of a slot nobody covers.
+const UNCOVERED: u64 = 0;
+
+/// `SlotCover::owner` of a cover taken by `block_in_place`.
+pub(crate) const BLOCK_IN_PLACE: u64 = u64::MAX;
 
 /// What an ended cover tells the slot's thread (see [`Compensation::uncover`]).
 #[derive(Debug, Clone, Copy)]
@@ -154,16 +165,30 @@ pub(crate) struct CoverEnded {
 }
 
 impl CoverEnded {
-    /// How much of the wall time since the cover began, up to `now`, the
-    /// thread did not spend on a CPU: the part of a poll that elastic
-    /// admission does not charge. With `cpu_now` unknown, all of it.
-    pub(crate) fn uncharged(&self, now: u64, cpu_now: Option<u64>) -> u64 {
-        let wall = now.saturating_sub(self.at_nanos);
+    /// How much of the wall time between `from` (the cover's start, or the
+    /// poll's if later) and `now` the thread did not spend on a CPU: the
+    /// part of a poll that elastic admission does not charge. Nothing when
+    /// the CPU time is unknown: a covered stretch is then charged in full,
+    /// as it may have been a CPU loop.
+    pub(crate) fn uncharged(&self, from: u64, now: u64, cpu_now: Option<u64>) -> u64 {
+        let wall = now.saturating_sub(from.max(self.at_nanos));
         match (self.cpu_at_nanos, cpu_now) {
             (Some(before), Some(after)) => wall.saturating_sub(after.saturating_sub(before)),
-            _ => wall,
+            _ => 0,
         }
     }
+}
+
+/// How [`Compensation::cover_running`] went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MonitorCover {
+    /// The slot is covered: start spares.
+    Covered,
+    /// Someone else covers the slot already.
+    Taken,
+    /// The stretch ended as the cover landed and the cover was taken back:
+    /// wake a sleeping spare (`Idle::notify_spare`), which may be surplus.
+    TakenBack,
 }
 
 /// The compensation bookkeeping of one runtime. `D` is a slot's deque
@@ -172,6 +197,9 @@ pub(crate) struct Compensation<D> {
     first_spare: usize,
     max_spares: usize,
     covered: Box<[CachePadded<SlotCover>]>,
+    /// Covered slots. Changed only under the `spares` lock (so the start
+    /// and step-down decisions, taken under it, never both miss a change);
+    /// read without it by [`is_surplus`](Self::is_surplus).
     wanted: AtomicUsize,
     /// Mirror of `Spares::serving`, written under the lock.
     serving: AtomicUsize,
@@ -194,11 +222,10 @@ impl<D> Compensation<D> {
             covered: (0..workers + max_spares)
                 .map(|_| {
                     CachePadded::new(SlotCover {
-                        covered: AtomicBool::new(false),
-                        at_nanos: AtomicU64::new(0),
-                        cpu_at_nanos: AtomicU64::new(u64::MAX),
+                        owner: AtomicU64::new(UNCOVERED),
+                        at_nanos: std::sync::atomic::AtomicU64::new(0),
+                        cpu_at_nanos: std::sync::atomic::AtomicU64::new(u64::MAX),
                         clock: AtomicI64::new(ThreadClock::NONE.to_bits()),
-                        stretch_seq: AtomicU64::new(NOT_A_STRETCH),
                     })
                 })
                 .collect(),
@@ -252,49 +279,73 @@ impl<D> Compensation<D> {
         )
     }
 
-    /// Covers `slot` from `at_nanos` (runtime clock), when its thread had
-    /// used `cpu_nanos` of CPU, for the stretch with watch sequence
-    /// `stretch_seq` (or [`NOT_A_STRETCH`]): asks for a spare to serve in
-    /// its place. Returns `false` if it was covered already. Follow with
+    /// Covers `slot` for `owner` (a stretch's watch sequence number, or
+    /// [`BLOCK_IN_PLACE`]) from `at_nanos` (runtime clock), when its thread
+    /// had used `cpu_nanos` of CPU: asks for a spare to serve in its place.
+    /// Returns `false` if it was covered already. Follow with
     /// [`start_spare`](Self::start_spare).
     pub(crate) fn cover(
         &self,
         slot: usize,
-        stretch_seq: u64,
+        owner: u64,
+        at_nanos: u64,
+        cpu_nanos: Option<u64>,
+    ) -> bool {
+        debug_assert_ne!(owner, UNCOVERED);
+        let cover = &self.covered[slot];
+        self.note_start(cover, at_nanos, cpu_nanos);
+        if cover
+            .owner
+            .compare_exchange(UNCOVERED, owner, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
+        }
+        self.add_wanted(true);
+        true
+    }
+
+    /// `block_in_place`'s cover of its own slot: covers it, or takes over
+    /// the monitor's cover if there is one (so the monitor's sweep cannot
+    /// end it while the closure blocks). Returns whether this call added a
+    /// cover (`false`: it took one over, and no spare needs to start). Either
+    /// way the caller ends it with [`uncover`](Self::uncover).
+    pub(crate) fn cover_for_block_in_place(
+        &self,
+        slot: usize,
         at_nanos: u64,
         cpu_nanos: Option<u64>,
     ) -> bool {
         let cover = &self.covered[slot];
-        cover
-            .stretch_seq
-            .store(stretch_seq, std::sync::atomic::Ordering::Relaxed);
-        cover
-            .at_nanos
-            .store(at_nanos, std::sync::atomic::Ordering::Relaxed);
-        cover.cpu_at_nanos.store(
-            cpu_nanos.unwrap_or(u64::MAX),
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        if cover.covered.swap(true, Ordering::AcqRel) {
-            return false;
+        self.note_start(cover, at_nanos, cpu_nanos);
+        let previous = cover.owner.swap(BLOCK_IN_PLACE, Ordering::AcqRel);
+        if previous == UNCOVERED {
+            self.add_wanted(true);
         }
-        self.wanted.fetch_add(1, Ordering::SeqCst);
-        true
+        previous == UNCOVERED
+    }
+
+    fn note_start(&self, cover: &SlotCover, at_nanos: u64, cpu_nanos: Option<u64>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        cover.at_nanos.store(at_nanos, Relaxed);
+        cover
+            .cpu_at_nanos
+            .store(cpu_nanos.unwrap_or(u64::MAX), Relaxed);
     }
 
     /// The monitor's cover of a slot whose stretch it saw running at watch
     /// sequence `seen`: covers it, then checks with `seq_now` that the
     /// stretch still runs, and takes the cover back if it ended meanwhile.
-    /// Returns whether the slot is now covered by this call.
     ///
     /// The slot's thread stores its watch sequence when the poll ends, and
     /// later, if it parks, issues a `SeqCst` fence (in `Idle::park`) before
-    /// it checks `is_covered` (in its `has_work`). Here the cover's swap is
-    /// followed by a `SeqCst` fence and then the load of the sequence.
-    /// Whichever fence comes second sees the other side's store, so a cover
-    /// that lands after the poll ended is taken back here, or seen and
-    /// ended there: a worker that parks never keeps a cover. (A worker that
-    /// goes on to another poll ends the cover when that one ends.)
+    /// it checks `is_covered` (in its `has_work`). Here the cover's
+    /// compare-exchange is followed by a `SeqCst` fence and then the load of
+    /// the sequence. Whichever fence comes second sees the other side's
+    /// store, so a cover that lands after the poll ended is taken back here,
+    /// or seen and ended there: a worker that parks never keeps a cover. (A
+    /// worker that goes on to another poll ends the cover when that one
+    /// ends.)
     pub(crate) fn cover_running(
         &self,
         slot: usize,
@@ -302,56 +353,70 @@ impl<D> Compensation<D> {
         seq_now: impl FnOnce() -> u64,
         at_nanos: u64,
         cpu_nanos: Option<u64>,
-    ) -> bool {
+    ) -> MonitorCover {
         if !self.cover(slot, seen, at_nanos, cpu_nanos) {
-            return false;
+            return MonitorCover::Taken;
         }
         fence(Ordering::SeqCst);
         if seq_now() == seen {
-            return true;
+            return MonitorCover::Covered;
         }
-        // Either this swap or the slot's own uncover wins; `wanted` drops
-        // once.
-        let _ = self.uncover(slot);
-        false
+        if self.clear(slot, seen) {
+            MonitorCover::TakenBack
+        } else {
+            // The slot's thread ended it (or `block_in_place` took it over).
+            MonitorCover::Taken
+        }
     }
 
-    /// The monitor's sweep: ends every cover whose stretch has ended
-    /// (`seq_of(slot)` moved on) while its poll goes on, as it does past a
-    /// yield point that took `yield_if_busy()`'s fast path. Returns how many
-    /// it ended: the caller wakes as many sleeping spares.
+    /// The monitor's sweep: ends every cover it holds whose stretch has
+    /// ended (`seq_of(slot)` moved on) while the poll goes on, as it does
+    /// past a yield point that took `yield_if_busy()`'s fast path. Returns
+    /// how many it ended: the caller wakes as many sleeping spares.
     pub(crate) fn end_stale_covers(&self, seq_of: impl Fn(usize) -> u64) -> usize {
         if self.wanted.load(Ordering::Relaxed) == 0 {
             return 0;
         }
         let mut ended = 0;
         for (slot, cover) in self.covered.iter().enumerate() {
-            if !cover.covered.load(Ordering::Relaxed) {
-                continue;
-            }
-            let stretch = cover.stretch_seq.load(std::sync::atomic::Ordering::Relaxed);
-            if stretch != NOT_A_STRETCH && seq_of(slot) != stretch && self.uncover(slot).is_some() {
+            let owner = cover.owner.load(Ordering::Acquire);
+            if owner != UNCOVERED
+                && owner != BLOCK_IN_PLACE
+                && seq_of(slot) != owner
+                && self.clear(slot, owner)
+            {
                 ended += 1;
             }
         }
         ended
     }
 
-    /// Whether `slot` is covered (a hint for the monitor).
-    pub(crate) fn is_covered(&self, slot: usize) -> bool {
-        self.covered[slot].covered.load(Ordering::Relaxed)
+    /// Ends `slot`'s cover if `owner` still holds it.
+    fn clear(&self, slot: usize, owner: u64) -> bool {
+        let cleared = self.covered[slot]
+            .owner
+            .compare_exchange(owner, UNCOVERED, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok();
+        if cleared {
+            self.add_wanted(false);
+        }
+        cleared
     }
 
-    /// Uncovers `slot`, if it is covered (its own thread; or the monitor
-    /// taking back a late cover, see [`cover_running`](Self::cover_running)).
-    /// Returns the cover if this call ended it: the slot's thread must then
-    /// wake a sleeping spare (`Idle::notify_spare`), which may now be surplus.
+    /// Whether `slot` is covered (a hint for the monitor).
+    pub(crate) fn is_covered(&self, slot: usize) -> bool {
+        self.covered[slot].owner.load(Ordering::Relaxed) != UNCOVERED
+    }
+
+    /// Ends `slot`'s cover, whoever holds it (the slot's own thread only).
+    /// Returns the cover if this call ended it: the caller must then wake a
+    /// sleeping spare (`Idle::notify_spare`), which may now be surplus.
     ///
     /// One relaxed load when the slot is not covered: this runs after every
     /// poll.
     #[inline]
     pub(crate) fn uncover(&self, slot: usize) -> Option<CoverEnded> {
-        if !self.covered[slot].covered.load(Ordering::Relaxed) {
+        if self.covered[slot].owner.load(Ordering::Relaxed) == UNCOVERED {
             return None;
         }
         self.uncover_slow(slot)
@@ -359,18 +424,27 @@ impl<D> Compensation<D> {
 
     #[cold]
     fn uncover_slow(&self, slot: usize) -> Option<CoverEnded> {
+        use std::sync::atomic::Ordering::Relaxed;
         let cover = &self.covered[slot];
-        if !cover.covered.swap(false, Ordering::AcqRel) {
+        if cover.owner.swap(UNCOVERED, Ordering::AcqRel) == UNCOVERED {
             return None;
         }
-        self.wanted.fetch_sub(1, Ordering::SeqCst);
-        let cpu = cover
-            .cpu_at_nanos
-            .load(std::sync::atomic::Ordering::Relaxed);
+        self.add_wanted(false);
+        let cpu = cover.cpu_at_nanos.load(Relaxed);
         Some(CoverEnded {
-            at_nanos: cover.at_nanos.load(std::sync::atomic::Ordering::Relaxed),
+            at_nanos: cover.at_nanos.load(Relaxed),
             cpu_at_nanos: (cpu != u64::MAX).then_some(cpu),
         })
+    }
+
+    /// Counts a cover in or out of `wanted`, under the `spares` lock.
+    fn add_wanted(&self, up: bool) {
+        let _spares = lock(&self.spares);
+        if up {
+            self.wanted.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.wanted.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
     /// Starts one more spare if fewer serve than covered slots ask for
@@ -378,11 +452,8 @@ impl<D> Compensation<D> {
     /// to the caller to start a thread for. `None` if no spare is needed,
     /// none is left, or the runtime is shutting down.
     pub(crate) fn start_spare(&self) -> Option<Start<D>> {
-        if self.serving.load(Ordering::SeqCst)
-            >= self.wanted.load(Ordering::SeqCst).min(self.max_spares)
-        {
-            return None;
-        }
+        // Always under the lock, where `wanted` changes: a lock-free look
+        // could miss a spare stepping down just now.
         let mut spares = lock(&self.spares);
         let wanted = self.wanted.load(Ordering::SeqCst).min(self.max_spares);
         if spares.closed || spares.serving >= wanted {
@@ -421,6 +492,15 @@ impl<D> Compensation<D> {
         self.set_serving(&mut spares, 1, false);
         self.started
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        // `wait_exited` may be waiting for this thread.
+        self.changed.notify_all();
+    }
+
+    /// Whether fewer spares serve than covered slots ask for, within the
+    /// bound (a lock-free hint; [`start_spare`](Self::start_spare) decides).
+    pub(crate) fn lacks_spares(&self) -> bool {
+        self.serving.load(Ordering::Relaxed)
+            < self.wanted.load(Ordering::Relaxed).min(self.max_spares)
     }
 
     /// Whether more spares serve than covered slots ask for (a lock-free
@@ -476,6 +556,20 @@ impl<D> Compensation<D> {
             };
             waited += started.elapsed();
         }
+    }
+
+    /// A spare thread whose worker loop ended at shutdown gives its slot
+    /// back; the thread must exit and then call
+    /// [`thread_exited`](Self::thread_exited).
+    pub(crate) fn leave(&self, slot: usize, local: D) {
+        let mut spares = lock(&self.spares);
+        let index = slot - self.first_spare;
+        if spares.slots[index].state == SlotState::Serving {
+            self.set_serving(&mut spares, 1, false);
+        }
+        let spare = &mut spares.slots[index];
+        spare.state = SlotState::Vacant;
+        spare.local = Some(local);
     }
 
     /// A spare thread exited (called by a guard as the thread ends, also if
