@@ -108,21 +108,33 @@ fn the_limit_is_cut_when_long_sections_delay_the_foreground() {
         let peak = wait_for_limit(&rt, "rise before the foreground starts", |limit| {
             limit >= 0.6
         });
-        // Phase 2: a foreground ping every millisecond.
-        let foreground = {
+        // Phase 2: a foreground request every millisecond, from a thread
+        // outside the runtime, so its wait for the worker is scheduling
+        // latency, which the controller measures. (A timer loop would not
+        // do: while the only worker runs a section, the timer fires late,
+        // when the driver is next polled, and the task then runs at once,
+        // so the delay never shows as scheduling latency.)
+        let (requests, mut served) = common::channel::<()>();
+        let client = {
             let stop = stop.clone();
-            rt.spawn(async move {
-                let mut pings = 0u64;
+            std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    brigade::time::sleep(Duration::from_millis(1)).await;
-                    pings += 1;
+                    std::thread::sleep(Duration::from_millis(1));
+                    requests.send(());
                 }
-                pings
             })
         };
+        let foreground = rt.spawn(async move {
+            let mut pings = 0u64;
+            while served.recv().await.is_some() {
+                pings += 1;
+            }
+            pings
+        });
         let cut = wait_for_limit(&rt, "cut", |limit| limit <= peak - 0.3);
         assert!(cut < peak);
         stop.store(true, Ordering::Relaxed);
+        client.join().unwrap();
         assert!(rt.block_on(foreground).unwrap() > 0);
         for task in elastic {
             rt.block_on(task).unwrap();
