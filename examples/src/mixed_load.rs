@@ -390,7 +390,9 @@ impl BackgroundTask {
     }
 }
 
-async fn brigade_echo_server(listener: brigade::net::TcpListener) {
+/// Echoes every byte back on each connection `listener` accepts, a task per
+/// connection: the foreground's server on brigade.
+pub async fn brigade_echo_server(listener: brigade::net::TcpListener) {
     while let Ok((stream, _)) = listener.accept().await {
         let _ = stream.set_nodelay(true);
         brigade::spawn(async move {
@@ -404,7 +406,8 @@ async fn brigade_echo_server(listener: brigade::net::TcpListener) {
     }
 }
 
-async fn tokio_echo_server(listener: tokio::net::TcpListener) {
+/// [`brigade_echo_server`] on tokio.
+pub async fn tokio_echo_server(listener: tokio::net::TcpListener) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     while let Ok((mut stream, _)) = listener.accept().await {
         let _ = stream.set_nodelay(true);
@@ -593,7 +596,9 @@ impl Outcome {
     }
 }
 
-fn median(values: &[f64]) -> f64 {
+/// The median of `values` (the upper one of the middle two for an even
+/// count), or 0 for none.
+pub fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
@@ -625,7 +630,8 @@ pub fn run_variant(config: &Config, variant: Variant, unit_iterations: u64) -> i
     })
 }
 
-fn format_micros(micros: u64) -> String {
+/// `micros` for a table: in µs below 10 ms, in ms (one decimal) above.
+pub fn format_micros(micros: u64) -> String {
     if micros >= 10_000 {
         format!("{:.1} ms", micros as f64 / 1000.0)
     } else {

@@ -122,6 +122,56 @@ fn tasks_run_while_every_worker_is_blocked() {
 }
 
 #[test]
+fn io_and_timers_are_served_while_every_worker_is_blocked() {
+    use std::io::{Read, Write};
+    with_timeout(60, || {
+        let rt = runtime(1, Duration::from_secs(10));
+        let listener = rt
+            .block_on(brigade::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = rt.spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 1];
+            loop {
+                match stream.read(&mut buf).await.unwrap() {
+                    0 => break,
+                    n => stream.write_all(&buf[..n]).await.unwrap(),
+                }
+            }
+        });
+        let mut client = std::net::TcpStream::connect(addr).unwrap();
+        client.set_read_timeout(Some(TIMEOUT)).unwrap();
+        let mut round_trip = |byte: u8| {
+            client.write_all(&[byte]).unwrap();
+            let mut echoed = [0u8; 1];
+            client.read_exact(&mut echoed).unwrap();
+            assert_eq!(echoed[0], byte);
+        };
+        round_trip(1); // the server now waits on its socket
+        let sleeper = rt.spawn(async {
+            brigade::time::sleep(Duration::from_millis(30)).await;
+        });
+        let gate = Gate::default();
+        let blockers = block_every_worker(&rt, 1, &gate);
+        // Nobody polls the driver while the only worker is blocked: the
+        // monitor does, sees the work, and a spare serves it.
+        for byte in 2..20 {
+            round_trip(byte);
+        }
+        rt.block_on(sleeper).unwrap();
+        assert_eq!(gate.entered(), 1);
+        assert!(rt.metrics().compensations() >= 1);
+        gate.release();
+        for blocker in blockers {
+            rt.block_on(blocker).unwrap();
+        }
+        drop(client);
+        rt.block_on(server).unwrap();
+    });
+}
+
+#[test]
 fn without_compensation_a_blocked_worker_holds_back_other_tasks() {
     with_timeout(60, || {
         let rt = Builder::new()

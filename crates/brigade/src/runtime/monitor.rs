@@ -70,14 +70,26 @@ fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
 /// needed a spare but every spare was serving already.
 fn compensate(shared: &Arc<Shared>, running: &[Running], threshold: Duration) -> bool {
     let compensation = &shared.compensation;
+    let mut polled_driver = false;
     for stretch in running {
         if stretch.ran_for < threshold {
             break; // `running` is longest first
         }
-        if compensation.is_covered(stretch.slot)
-            || shared.idle.num_idle() > 0
-            || !shared.has_waiting_work()
-        {
+        if compensation.is_covered(stretch.slot) || shared.idle.num_idle() > 0 {
+            continue;
+        }
+        if !shared.has_waiting_work() && !polled_driver {
+            // Work can wait unseen: with every worker busy nobody sleeps in
+            // the driver, so a request on a readable socket or a due timer
+            // queues no task until someone polls. Poll once, without
+            // blocking, before deciding that nothing waits (the tasks it
+            // wakes go to the injector, for the spare to run).
+            polled_driver = true;
+            if !shared.driver.is_attended() {
+                shared.driver.poll_nonblocking();
+            }
+        }
+        if !shared.has_waiting_work() {
             continue;
         }
         if compensation.serving() >= compensation.max_spares() {

@@ -14,7 +14,9 @@
 //!
 //! A spare slot is a worker like any other while it serves: it takes from
 //! its own deque, the injector and the yield queue, steals from every slot
-//! (the stuck one's deque included), and counts as idle while it sleeps.
+//! (the stuck one's deque included; while no spare serves, workers skip the
+//! spare slots' empty deques: `Shared::active_stealers`), and counts as idle
+//! while it sleeps.
 //! That is how it takes a stuck worker's place: its queue and its share of
 //! the work. The stuck thread keeps its slot and its deque; nothing moves
 //! between threads but tasks, through the deques' stealers, so a stuck poll
@@ -56,7 +58,7 @@
 //!   leave that slot without a spare. Both counts are mirrored in atomics
 //!   for the lock-free pre-check ([`is_surplus`](Compensation::is_surplus)).
 //! - The monitor's cover can come late: it saw a stretch running, but the
-//!   poll ended before the flag was stored. The monitor then re-reads the
+//!   poll ended before the owner word was set. The monitor then re-reads the
 //!   slot's watch and takes the cover back, and a worker that parks checks
 //!   for a cover after its park fence
 //!   ([`cover_running`](Compensation::cover_running) says how the two
@@ -64,14 +66,18 @@
 //!   next poll ends: one extra spare for the length of one poll. Closing
 //!   that race too would need a fence after every poll.
 //! - A spare that sleeps in `Idle::park` must not miss that it became
-//!   surplus. The uncovering thread decrements `wanted` (`SeqCst`) and then
-//!   wakes a sleeping spare under the sleepers lock (`Idle::notify_spare`);
+//!   surplus. Whoever ends a cover (the slot's thread, or the monitor)
+//!   decrements `wanted` and then wakes a sleeping spare under the sleepers
+//!   lock (`Idle::notify_spare`);
 //!   a parking spare adds itself to the sleepers under that lock and then
 //!   re-checks [`is_surplus`](Compensation::is_surplus) as part of its
 //!   `has_work`. Whichever takes the lock second sees the other.
-//! - A spare steps down in this order: it leaves the searching count, moves
-//!   every task in its deque to the injector (nothing is lost), and only
-//!   then rests. Its deque never leaves its thread while the thread lives.
+//! - A spare steps down in this order: it stops counting as serving (under
+//!   the lock), leaves the searching count, moves every task in its deque
+//!   to the injector (each push notifies, so nothing waits unseen), and
+//!   only then rests. Its deque never leaves its thread while the thread
+//!   lives; at shutdown, or when the keep-alive runs out, the deque is kept
+//!   in the vacant slot for the next thread.
 
 use std::sync::atomic::AtomicI64;
 use std::time::Duration;
