@@ -327,7 +327,15 @@ impl Server {
         // without yield points end and let the workers stop.
         self.shared.stop.store(true, Ordering::Relaxed);
         match self.runtime.take() {
-            Some(RuntimeHolder::Brigade(rt)) => rt.shutdown_timeout(Duration::from_secs(5)),
+            Some(RuntimeHolder::Brigade(rt)) => {
+                let metrics = rt.metrics();
+                eprintln!(
+                    "brigade: {} long polls, {} compensations",
+                    metrics.long_polls(),
+                    metrics.compensations()
+                );
+                rt.shutdown_timeout(Duration::from_secs(5))
+            }
             Some(RuntimeHolder::Tokio(rt)) => rt.shutdown_timeout(Duration::from_secs(5)),
             None => {}
         }

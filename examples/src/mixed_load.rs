@@ -327,7 +327,17 @@ impl Running {
             .map(|counter| counter.0.load(Ordering::Relaxed))
             .sum();
         match self.runtime {
-            RuntimeHolder::Brigade(rt) => rt.shutdown_timeout(Duration::from_secs(5)),
+            RuntimeHolder::Brigade(rt) => {
+                // Stuck workers are a cause of latency worth seeing next to
+                // the figures (see `Builder::compensation_threshold`).
+                let metrics = rt.metrics();
+                eprintln!(
+                    "  brigade: {} long polls, {} compensations",
+                    metrics.long_polls(),
+                    metrics.compensations()
+                );
+                rt.shutdown_timeout(Duration::from_secs(5))
+            }
             RuntimeHolder::Tokio(rt) => rt.shutdown_timeout(Duration::from_secs(5)),
         }
         if let Some(server) = self.thread_server {

@@ -91,7 +91,13 @@ impl Contender {
             builder
         };
         Ok(match self {
-            Contender::Brigade => Runtime::Brigade(brigade().build()?),
+            Contender::Brigade => {
+                let mut builder = brigade();
+                if let Some(threshold) = config.threshold {
+                    builder.compensation_threshold(Some(threshold));
+                }
+                Runtime::Brigade(builder.build()?)
+            }
             Contender::BrigadeUncompensated => {
                 Runtime::Brigade(brigade().compensation_threshold(None).build()?)
             }

@@ -180,8 +180,6 @@ fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
         let Some(core) = core else {
             return Poll::Ready(());
         };
-        // A stuck stretch that a spare covered has ended here.
-        core.end_cover();
         context::with_current_task(|task| match task {
             Some((task, own)) => {
                 let own_waker = cx.waker().will_wake(own);
@@ -208,6 +206,10 @@ fn step_aside_or_continue(
         return give_way(core, cx);
     }
     if task.is_elastic() {
+        // A stuck stretch that a spare covered has ended here; ending the
+        // cover now settles how much of the poll was off the CPU. (For
+        // other tasks the monitor ends it at its next sample.)
+        core.end_cover();
         let now = shared.clock_nanos();
         core.note_stretch(task, now);
         let poll_charged = now

@@ -8,7 +8,7 @@ use crate::flags::parse_positive;
 pub const HELP: &str = "\
 usage: stuck_worker [--workers W] [--rounds R] [--stall-ms S] [--spawn-every-ms P]
                     [--echo-secs E] [--block-ms B] [--block-every-ms N] [--period-us Q]
-                    [--driver-thread] [--quick]
+                    [--threshold-ms T] [--driver-thread] [--quick]
 
 Part 1, spawn latency under a full stall: W tasks each block their worker in
 std::thread::sleep(S ms) while a plain thread spawns a task every P ms.
@@ -27,6 +27,9 @@ blocks it for B ms every N ms.
   --block-every-ms N part 2: ms from one blocking call to the next (default
                      1000; more than B)
   --period-us Q      part 2: µs between requests (default 1000)
+  --threshold-ms T   the compensating brigade's compensation threshold
+                     (Builder::compensation_threshold; default: brigade's
+                     default, DEFAULT_COMPENSATION_THRESHOLD)
   --driver-thread    both brigade runtimes with their fallback driver thread
                      (Builder::driver_thread)
   --quick            a smoke run of about a second: S=150, E=0.15, B=30,
@@ -59,6 +62,9 @@ pub struct Config {
     /// off (the default). With every worker stuck, nobody else polls for
     /// I/O, so a task woken by I/O is not even known to wait.
     pub driver_thread: bool,
+    /// The compensating brigade's compensation threshold; `None`: brigade's
+    /// default.
+    pub threshold: Option<Duration>,
 }
 
 impl Default for Config {
@@ -73,13 +79,14 @@ impl Default for Config {
             block: Duration::from_millis(200),
             block_every: Duration::from_secs(1),
             driver_thread: false,
+            threshold: None,
         }
     }
 }
 
 impl Config {
     /// The `--quick` settings: every part short, one round. The stall stays
-    /// well past the default compensation threshold (10 ms) so that the
+    /// well past the default compensation threshold (5 ms) so that the
     /// compensation still has time to happen.
     pub fn quick() -> Config {
         Config {
@@ -115,6 +122,7 @@ impl Config {
             match flag.as_str() {
                 "--quick" => {}
                 "--driver-thread" => config.driver_thread = true,
+                "--threshold-ms" => config.threshold = Some(millis(value()?)?),
                 "--workers" => config.workers = parse_positive(&flag, &value()?)?,
                 "--rounds" => config.rounds = parse_positive(&flag, &value()?)?,
                 "--stall-ms" => config.stall = millis(value()?)?,
@@ -188,6 +196,8 @@ mod tests {
             "--period-us",
             "2000",
             "--driver-thread",
+            "--threshold-ms",
+            "2",
         ])
         .unwrap();
         assert_eq!(
@@ -202,6 +212,7 @@ mod tests {
                 block: Duration::from_millis(50),
                 block_every: Duration::from_millis(400),
                 driver_thread: true,
+                threshold: Some(Duration::from_millis(2)),
             }
         );
     }

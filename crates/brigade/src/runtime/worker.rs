@@ -27,8 +27,9 @@
 //!
 //! Spare workers (`compensation/`, `spare.rs`) run this same loop on a
 //! spare slot while a worker is stuck; a spare steps down between two tasks
-//! once it is surplus. After each poll, and before parking, a worker ends
-//! its slot's cover if a spare covered it (one relaxed load when not).
+//! once it is surplus. A worker ends its slot's cover before it parks and
+//! after an elastic poll (whose CPU charge depends on it); after a plain
+//! poll the monitor ends it at its next sample, so plain polls pay nothing.
 //!
 //! A task woken on a worker goes to that worker's deque (see
 //! `Shared::schedule`); the deque is FIFO, so a self-wake (`yield_now`,
@@ -164,19 +165,7 @@ impl Core {
         compensation.set_clock(self.index, super::thread_cpu::ThreadClock::current());
         let stepped_down = context::run_worker(&self, || {
             tracing::debug!(worker = self.index, "worker started");
-            while !self.shared.is_shutdown() {
-                if self.is_spare && compensation.try_step_down(self.index) {
-                    return true;
-                }
-                match self.next_task() {
-                    Some(runnable) => {
-                        self.stop_searching();
-                        self.run_task(runnable);
-                    }
-                    None => self.park(),
-                }
-            }
-            false
+            self.work()
         });
         if stepped_down {
             self.end_cover();
@@ -196,6 +185,24 @@ impl Core {
         self.end_cover();
         tracing::debug!(worker = self.index, "worker stopped");
         self.local
+    }
+
+    /// The loop proper, until shutdown or, for a spare, until it steps down
+    /// (returns `true`).
+    fn work(&self) -> bool {
+        while !self.shared.is_shutdown() {
+            if self.is_spare && self.shared.compensation.try_step_down(self.index) {
+                return true;
+            }
+            match self.next_task() {
+                Some(runnable) => {
+                    self.stop_searching();
+                    self.run_task(runnable);
+                }
+                None => self.park(),
+            }
+        }
+        false
     }
 
     /// A spare that steps down: stops searching (waking another worker if
@@ -460,8 +467,11 @@ impl Core {
             self.settle_elastic_poll(meta, wall.saturating_sub(self.uncharged.get()));
             drop(keep_alive);
         } else {
+            // No `end_cover` here, to keep plain polls free of it: the
+            // monitor ends a cover whose stretch ended at its next sample
+            // (`Compensation::end_stale_covers`), and a worker that parks
+            // ends its own.
             runnable.run();
-            self.end_cover();
         }
         counters.watch.end();
         if let (Some(_), Some(started)) = (sampled_at, started) {

@@ -29,12 +29,15 @@
 //!   while work waits and no worker is idle;
 //! - `block_in_place` covers its own slot for the length of its closure.
 //!
-//! The cover ends when the stretch does. The slot's own thread ends it after
-//! each poll, before it parks, at a yield point that takes
-//! `yield_if_busy()`'s slow path, and at the end of `block_in_place`. The
-//! monitor ends a cover whose stretch it sees has ended while the poll goes
-//! on (a yield point that took the fast path, which must stay one load and
-//! one branch), and takes back a late cover (below).
+//! The cover ends when the stretch does. The monitor ends a cover it made
+//! once the slot's watch shows the stretch has ended, at its next sample
+//! (`end_stale_covers`: the poll returned, or went past a yield point), and
+//! takes back a late cover (below). The slot's own thread ends any cover
+//! before it parks, after an elastic poll and at an elastic task's yield
+//! point (where the task's CPU charge depends on it), and at the end of
+//! `block_in_place`. Plain polls and `yield_if_busy()`'s fast path do not
+//! look: they stay as cheap as without compensation, and a spare serves at
+//! most one sampling interval (half the threshold) longer than needed.
 //!
 //! `wanted` counts covered slots and `serving` counts serving spare slots.
 //! Spares start while `serving < min(wanted, max_spares)` and a spare steps
@@ -62,9 +65,8 @@
 //!   slot's watch and takes the cover back, and a worker that parks checks
 //!   for a cover after its park fence
 //!   ([`cover_running`](Compensation::cover_running) says how the two
-//!   fences pair). A late cover the re-read misses lasts until the slot's
-//!   next poll ends: one extra spare for the length of one poll. Closing
-//!   that race too would need a fence after every poll.
+//!   fences pair). A late cover the re-read misses is ended by the next
+//!   sample's sweep, as the stretch it names has ended.
 //! - A spare that sleeps in `Idle::park` must not miss that it became
 //!   surplus. Whoever ends a cover (the slot's thread, or the monitor)
 //!   decrements `wanted` and then wakes a sleeping spare under the sleepers
@@ -418,8 +420,7 @@ impl<D> Compensation<D> {
     /// Returns the cover if this call ended it: the caller must then wake a
     /// sleeping spare (`Idle::notify_spare`), which may now be surplus.
     ///
-    /// One relaxed load when the slot is not covered: this runs after every
-    /// poll.
+    /// One relaxed load when the slot is not covered.
     #[inline]
     pub(crate) fn uncover(&self, slot: usize) -> Option<CoverEnded> {
         if self.covered[slot].owner.load(Ordering::Relaxed) == UNCOVERED {
