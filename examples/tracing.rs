@@ -17,13 +17,16 @@
 //! | `brigade::runtime::worker` | debug | `worker parking`, `worker unparked`, `worker started`, `worker stopped` (`worker`: its index) |
 //! | `brigade::yield_queue` | trace | `task parked in the yield queue`, `task left the yield queue` (`task`: its id) |
 //! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` (`limit`, `previous`, `p99_us`, `waiting`), reported once it moved by at least 0.01 |
-//! | `brigade::long_poll` | warn | a poll ran past `Builder::long_poll_threshold` (`worker`, `spawned_at`, `duration_ms`) |
+//! | `brigade::long_poll` | warn | a poll ran past `Builder::long_poll_threshold`, while it runs (`running=true`, at the threshold and past 10× and 100× it) and when it ends (`running=false`) (`worker`, `spawned_at`, `duration_ms`) |
+//! | `brigade::compensation` | info, warn, debug | info: a stuck worker gets a spare (`worker`, `spawned_at`, `stuck_ms`); warn: no spare left; debug: a spare serves, `block_in_place`, a covered worker is back |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
 //! | `brigade::runtime`, `brigade::runtime::driver` | debug | runtime and fallback-driver start and shutdown |
 //!
-//! The scenario (about 3 s, on 2 workers) triggers each of the first four:
+//! The scenario (about 3 s, on 2 workers) triggers each of the first five:
 //! 1. a few pings on an idle runtime: workers unpark to run each, then park;
-//! 2. a task that blocks its worker for 150 ms: a long-poll warning;
+//! 2. one task per worker blocks it for 150 ms, and a ping is spawned
+//!    meanwhile: long-poll warnings while the polls run and when they end,
+//!    and a spare worker that runs the ping (compensation);
 //! 3. 2 background tasks doing 50 µs units with `yield_if_busy()`, which
 //!    keep both workers busy, and a foreground ping every 5 ms: each ping
 //!    sends a background task through the yield queue;
@@ -71,8 +74,8 @@ fn main() -> Result<(), brigade::BuildError> {
         .init();
     println!(
         "brigade's tracing events, filter {:?} (set RUST_LOG to change it).\n\
-         Four steps, each triggering one kind: worker park/unpark (debug), a long-poll \
-         warning (warn), yield-queue traffic (trace), elastic limit changes (debug).",
+         Four steps: worker park/unpark (debug), long-poll warnings (warn) and \
+         compensation (info), yield-queue traffic (trace), elastic limit changes (debug).",
         std::env::var("RUST_LOG").unwrap_or_else(|_| DEFAULT_FILTER.to_owned())
     );
 
@@ -93,14 +96,26 @@ fn main() -> Result<(), brigade::BuildError> {
     }
     std::thread::sleep(Duration::from_millis(20));
 
-    println!("\n== 2. a task that blocks its worker for 150 ms: a long-poll warning");
-    rt.block_on(rt.spawn(async {
-        // Blocking in a task: exactly what the detector is there to catch.
-        std::thread::sleep(Duration::from_millis(150));
-    }))
-    .expect("long poll");
-    // The monitor reports a long poll at its first check after the poll
-    // ends (it checks every threshold / 2).
+    println!(
+        "\n== 2. every worker blocked for 150 ms, a ping meanwhile: long polls, compensation"
+    );
+    let blockers: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            rt.spawn(async {
+                // Blocking in a task: exactly what the detector is there to
+                // catch, and what a spare worker stands in for.
+                std::thread::sleep(Duration::from_millis(150));
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(20));
+    rt.block_on(rt.spawn(async {}))
+        .expect("ping served by a spare");
+    for blocker in blockers {
+        rt.block_on(blocker).expect("long poll");
+    }
+    // The monitor reports the end of a long poll at its first check after
+    // it (it checks every threshold / 2), and the spares step down.
     std::thread::sleep(Duration::from_millis(60));
 
     println!("\n== 3. saturated by background work, a foreground ping every 5 ms");
