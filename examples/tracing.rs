@@ -96,9 +96,7 @@ fn main() -> Result<(), brigade::BuildError> {
     }
     std::thread::sleep(Duration::from_millis(20));
 
-    println!(
-        "\n== 2. every worker blocked for 150 ms, a ping meanwhile: long polls, compensation"
-    );
+    println!("\n== 2. every worker blocked for 150 ms, a ping meanwhile: long polls, compensation");
     let blockers: Vec<_> = (0..WORKERS)
         .map(|_| {
             rt.spawn(async {

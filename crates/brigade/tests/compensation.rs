@@ -56,6 +56,15 @@ fn runtime(workers: usize, keep_alive: Duration) -> Runtime {
         .unwrap()
 }
 
+/// One worker, no automatic compensation (`block_in_place` still hands off).
+fn uncompensated_runtime() -> Runtime {
+    Builder::new()
+        .worker_threads(1)
+        .compensation_threshold(None)
+        .build()
+        .unwrap()
+}
+
 /// Blocks every worker of `rt` in `gate` and waits until they all are.
 fn block_every_worker(rt: &Runtime, workers: usize, gate: &Gate) -> Vec<brigade::JoinHandle<()>> {
     let blockers = (0..workers)
@@ -174,11 +183,7 @@ fn io_and_timers_are_served_while_every_worker_is_blocked() {
 #[test]
 fn without_compensation_a_blocked_worker_holds_back_other_tasks() {
     with_timeout(60, || {
-        let rt = Builder::new()
-            .worker_threads(1)
-            .compensation_threshold(None)
-            .build()
-            .unwrap();
+        let rt = uncompensated_runtime();
         let gate = Gate::default();
         let blockers = block_every_worker(&rt, 1, &gate);
         let ran = Arc::new(AtomicUsize::new(0));
@@ -309,11 +314,7 @@ fn a_spare_steps_down_when_the_stuck_task_goes_on_past_yield_points() {
 fn block_in_place_hands_off_at_once() {
     with_timeout(60, || {
         // No automatic compensation: the hand-off is block_in_place's.
-        let rt = Builder::new()
-            .worker_threads(1)
-            .compensation_threshold(None)
-            .build()
-            .unwrap();
+        let rt = uncompensated_runtime();
         let (tx, rx) = std::sync::mpsc::channel();
         let waiter =
             rt.spawn(

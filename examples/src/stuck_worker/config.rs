@@ -59,8 +59,9 @@ pub struct Config {
     /// the next.
     pub block_every: Duration,
     /// brigade's fallback driver thread (`Builder::driver_thread`) on, or
-    /// off (the default). With every worker stuck, nobody else polls for
-    /// I/O, so a task woken by I/O is not even known to wait.
+    /// off (the default). Either way a stuck runtime notices I/O: without
+    /// the thread, the monitor polls the driver itself before it decides
+    /// that no work waits.
     pub driver_thread: bool,
     /// The compensating brigade's compensation threshold; `None`: brigade's
     /// default.
