@@ -78,6 +78,14 @@ impl PollWatch {
             .store(self.seq.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
 
+    /// Where the task last polled was spawned, if a poll ever ran.
+    fn location(&self) -> Option<&'static Location<'static>> {
+        let location = self.location.load(Ordering::Relaxed);
+        // SAFETY: the pointer is null or was stored by `begin` from a
+        // `&'static Location`, which lives for the whole program.
+        unsafe { location.as_ref() }
+    }
+
     /// The sequence number: odd while a stretch runs, changed by every
     /// stretch that begins or ends.
     pub(crate) fn seq(&self) -> u64 {
@@ -103,7 +111,7 @@ impl PollWatch {
 struct Observation {
     seq: u64,
     first_seen: Instant,
-    location: *const Location<'static>,
+    location: Option<&'static Location<'static>>,
     /// How far the stretch's reports got: 0 none yet, 1 past the threshold,
     /// 2 past ten times it, 3 past a hundred times it.
     level: u8,
@@ -143,9 +151,6 @@ pub(crate) struct LongPollDetector {
     running: Vec<Running>,
 }
 
-// SAFETY: the raw pointers are `&'static Location`s, shareable anywhere.
-unsafe impl Send for LongPollDetector {}
-
 /// How often one spawn location may be warned about.
 const WARN_EVERY: Duration = Duration::from_secs(1);
 
@@ -161,7 +166,7 @@ impl LongPollDetector {
                 Observation {
                     seq: 0,
                     first_seen: now,
-                    location: std::ptr::null(),
+                    location: None,
                     level: 0,
                     warned: false,
                 };
@@ -197,9 +202,9 @@ impl LongPollDetector {
             let observed = self.observed[slot];
             let ran_for = now.saturating_duration_since(observed.first_seen);
             if seq == observed.seq {
-                if seq % 2 == 1 && !observed.location.is_null() {
-                    // SAFETY: non-null locations in a watch are `&'static Location`s.
-                    let location = unsafe { &*observed.location };
+                if seq % 2 == 1
+                    && let Some(location) = observed.location
+                {
                     self.running.push(Running {
                         slot,
                         ran_for,
@@ -210,15 +215,16 @@ impl LongPollDetector {
                 }
                 continue;
             }
-            if observed.level > 0 && observed.warned {
-                // SAFETY: as above; `level > 0` only for a non-null location.
-                let location = unsafe { &*observed.location };
+            if observed.level > 0
+                && observed.warned
+                && let Some(location) = observed.location
+            {
                 warn_ended(slot, location, ran_for);
             }
             self.observed[slot] = Observation {
                 seq,
                 first_seen: now,
-                location: watch.location.load(Ordering::Relaxed),
+                location: watch.location(),
                 level: 0,
                 warned: false,
             };

@@ -52,21 +52,14 @@ pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 
 /// Default of [`Builder::compensation_threshold`]: 5 ms.
 ///
-/// A stuck worker's victims wait up to about 1.4× the threshold (the
-/// threshold, plus up to half of it until the monitor's next sample).
-/// Measured on a 2-core VM with `examples/stuck_worker.rs` (`--threshold-ms`,
-/// 3 rounds, 200 ms blocking calls once a second on every worker), the
-/// echo round trip's worst case was 2.9, 3.6, 6.7, 12.4 and 24.3 ms at 1, 2,
-/// 5, 10 and 20 ms; the coordinated-omission-corrected p99 stayed at
-/// 0.23–0.27 ms up to 5 ms and rose to 2.1 ms at 10 ms and 12.5 ms at 20 ms.
-/// Lower is not free: the monitor samples every half threshold (an idle
-/// 2-worker runtime used 1.5% of a core at 2 ms, 0.9–1.0% at 5 ms and
-/// 0.7–0.8% at 10 ms, where the long-poll detector already samples), and a
-/// threshold within the host's own scheduling hiccups (1–4 ms on a shared
-/// VM) compensates for workers that are merely descheduled: the saturated
-/// `mixed_load` variants with yield points saw 5 compensations in 12 s at
-/// 1 ms, 1 at 2 and 5 ms, none at 10 ms. 5 ms keeps the worst case under
-/// 7 ms, above those hiccups, for a quarter-point of a core.
+/// A stuck worker's victims wait up to about 1.5× the threshold (the
+/// threshold, plus up to half of it until the monitor's next sample), so
+/// lower is better for them. Lower also costs: the monitor samples every
+/// half threshold, and a threshold within the host's own scheduling
+/// hiccups (a few ms on a shared machine) compensates for workers that are
+/// merely descheduled. 5 ms was chosen from a sweep of 1–20 ms with
+/// `examples/stuck_worker.rs`; the README's "Stuck workers" section has the
+/// figures.
 pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
 
 impl Default for Builder {
