@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs brigade's randomised operation-sequence test (crates/brigade/tests/
-# random_ops.rs) under AddressSanitizer, with its leak detector on, on the
+# random_ops/) under AddressSanitizer, with its leak detector on, on the
 # nightly toolchain: use-after-free, double free, buffer overflows and heap
 # leaks anywhere in the runtime (tasks, wakers, JoinHandles, the blocking
 # pool, the reactor) fail the run, with the report on stderr.
@@ -14,7 +14,7 @@
 # the test or ASan fails.
 #
 # Environment: BRIGADE_RANDOM_OPS_SEEDS, BRIGADE_RANDOM_OPS_SEED and the test's
-# other variables (see the top of random_ops.rs) pass through; ASAN_OPTIONS
+# other variables (see the top of random_ops/main.rs) pass through; ASAN_OPTIONS
 # is extended, not replaced. Extra arguments go to the test binary (e.g.
 # `--nocapture`).
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs brigade's randomised operation-sequence test (crates/brigade/tests/
-# random_ops.rs) under valgrind's memcheck: invalid reads and writes, uses of
+# random_ops/) under valgrind's memcheck: invalid reads and writes, uses of
 # uninitialised memory, bad frees and leaks (definite and possible) fail the
 # run. It builds the test binary with the stable toolchain (debug profile,
 # target/valgrind), finds it from cargo's JSON output, and runs it under
