@@ -109,3 +109,29 @@ pub fn render_svg(outcomes: &[Outcome], title: &str) -> String {
     svg.push_str("</svg>\n");
     svg
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mixed_load::report::tests::outcome;
+
+    #[test]
+    fn chart_is_an_svg_with_bars_and_labels() {
+        let svg = render_svg(
+            &[
+                outcome("a<b", &[100, 200, 5000], false, 0.5),
+                outcome("starving", &[], true, 0.9),
+            ],
+            "title & more",
+        );
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(
+            svg.matches("<rect x=").count(),
+            3 + 3,
+            "three bars and three legend swatches"
+        );
+        assert!(
+            svg.contains("a&lt;b") && svg.contains("title &amp; more") && svg.contains("starved")
+        );
+    }
+}
