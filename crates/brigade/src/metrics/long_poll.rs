@@ -4,7 +4,7 @@
 //! Timing every poll would cost two clock reads per poll. Instead each
 //! worker publishes what it is polling in a [`PollWatch`] (two plain stores
 //! per poll, no clock), and the monitor thread samples every watch every
-//! `threshold / 2` (more often if the compensation threshold is lower). A
+//! `threshold / 2` (or every compensation threshold, if that is sooner). A
 //! *stretch* (a poll, or the part of a poll between two yield points) seen
 //! running across samples spanning at least the threshold is counted and
 //! reported at once, while it still runs: a task stuck for good (a deadlock,

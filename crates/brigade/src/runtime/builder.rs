@@ -52,12 +52,13 @@ pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 
 /// Default of [`Builder::compensation_threshold`]: 5 ms.
 ///
-/// A stuck worker's victims wait up to about 1.5× the threshold (the
-/// threshold, plus up to half of it until the monitor's next sample), so
-/// lower is better for them. Lower also costs: the monitor samples every
+/// A stuck worker's victims wait up to about twice the threshold (the
+/// threshold, plus up to one sampling interval until the monitor sees it),
+/// so lower is better for them. Lower also costs: the monitor samples every
 /// half threshold, and a threshold within the host's own scheduling
 /// hiccups (a few ms on a shared machine) compensates for workers that are
-/// merely descheduled. 5 ms was chosen from a sweep of 1–20 ms with
+/// merely descheduled. At 5 ms the monitor samples every 5 ms, as the
+/// long-poll detector alone has it do. 5 ms was chosen from a sweep of 1–20 ms with
 /// `examples/stuck_worker.rs`; the README's "Stuck workers" section has the
 /// figures.
 pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
@@ -213,8 +214,10 @@ impl Builder {
     /// its share of the work) until the stuck poll returns. `None` turns
     /// this off; [`task::block_in_place`](crate::task::block_in_place)
     /// still hands off. Default: [`DEFAULT_COMPENSATION_THRESHOLD`]. Must be
-    /// at least 1 ms. The monitor thread samples the workers every half of
-    /// the lower of this and [`long_poll_threshold`](Self::long_poll_threshold).
+    /// at least 1 ms. The monitor thread samples the workers every half
+    /// [`long_poll_threshold`](Self::long_poll_threshold), or every this
+    /// threshold if that is sooner, so a stuck worker gets its spare within
+    /// about twice the threshold.
     ///
     /// A stuck worker is a task making a blocking call from async code (a
     /// synchronous DNS lookup, `std::fs`, a lock held across I/O) or

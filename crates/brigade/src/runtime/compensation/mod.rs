@@ -37,7 +37,7 @@
 //! point (where the task's CPU charge depends on it), and at the end of
 //! `block_in_place`. Plain polls and `yield_if_busy()`'s fast path do not
 //! look: they stay as cheap as without compensation, and a spare serves at
-//! most one sampling interval (half the threshold) longer than needed.
+//! most one sampling interval longer than needed.
 //!
 //! `wanted` counts covered slots and `serving` counts serving spare slots.
 //! Spares start while `serving < min(wanted, max_spares)` and a spare steps
