@@ -289,7 +289,11 @@ impl Shared {
     /// injector, notifying as any push does, so a task in its deque in
     /// between is not lost to a worker that parks; see
     /// `runtime/compensation/`.) One relaxed load: no worker stuck, no
-    /// cost of the spare slots.
+    /// cost of the spare slots. Relaxed is enough: only a spare fills its
+    /// own deque, after it started serving, and each of its pushes is
+    /// followed by `notify_one`'s fence; a stale 0 here, read after a park
+    /// fence, means that fence came first, so the push's notification finds
+    /// this worker idle and wakes it.
     pub(crate) fn active_stealers(&self) -> &[Stealer<Runnable>] {
         if self.compensation.serving() == 0 {
             &self.stealers[..self.num_workers()]

@@ -248,7 +248,7 @@ impl Core {
         tracing::debug!(
             target: "brigade::compensation",
             worker = self.index,
-            covered_ms = shared.clock_nanos().saturating_sub(ended.at_nanos) / 1_000_000,
+            covered_ms = now.saturating_sub(ended.at_nanos) / 1_000_000,
             "worker is back from a covered stretch"
         );
     }

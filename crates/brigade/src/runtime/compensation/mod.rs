@@ -272,6 +272,10 @@ impl<D> Compensation<D> {
     }
 
     /// Records the CPU clock of the thread that now runs `slot`.
+    ///
+    /// Relaxed, here and in [`clock`](Self::clock): the clock only feeds
+    /// elastic accounting; a stale one (the slot's previous thread) reads as
+    /// unknown or as another thread's time, never as anything unsafe.
     pub(crate) fn set_clock(&self, slot: usize, clock: ThreadClock) {
         self.covered[slot]
             .clock
@@ -382,6 +386,7 @@ impl<D> Compensation<D> {
     /// past a yield point that took `yield_if_busy()`'s fast path. Returns
     /// how many it ended: the caller wakes as many sleeping spares.
     pub(crate) fn end_stale_covers(&self, seq_of: impl Fn(usize) -> u64) -> usize {
+        // Relaxed pre-check: a cover this misses is swept at the next sample.
         if self.wanted.load(Ordering::Relaxed) == 0 {
             return 0;
         }
@@ -411,7 +416,9 @@ impl<D> Compensation<D> {
         cleared
     }
 
-    /// Whether `slot` is covered (a hint for the monitor).
+    /// Whether `slot` is covered. Relaxed: a hint for the monitor; and for
+    /// a parking worker, which reads it after the park fence that pairs with
+    /// the one in [`cover_running`](Self::cover_running).
     pub(crate) fn is_covered(&self, slot: usize) -> bool {
         self.covered[slot].owner.load(Ordering::Relaxed) != UNCOVERED
     }
@@ -420,7 +427,10 @@ impl<D> Compensation<D> {
     /// Returns the cover if this call ended it: the caller must then wake a
     /// sleeping spare (`Idle::notify_spare`), which may now be surplus.
     ///
-    /// One relaxed load when the slot is not covered.
+    /// One relaxed load when the slot is not covered: a cover it misses is
+    /// ended by the monitor's sweep or at the slot's next park; the swap
+    /// (`AcqRel`, pairing with the coverer's) decides and publishes
+    /// `at_nanos` and `cpu_at_nanos`.
     #[inline]
     pub(crate) fn uncover(&self, slot: usize) -> Option<CoverEnded> {
         if self.covered[slot].owner.load(Ordering::Relaxed) == UNCOVERED {
@@ -505,13 +515,18 @@ impl<D> Compensation<D> {
 
     /// Whether fewer spares serve than covered slots ask for, within the
     /// bound (a lock-free hint; [`start_spare`](Self::start_spare) decides).
+    /// Relaxed: the monitor asks again at its next sample.
     pub(crate) fn lacks_spares(&self) -> bool {
         self.serving.load(Ordering::Relaxed)
             < self.wanted.load(Ordering::Relaxed).min(self.max_spares)
     }
 
     /// Whether more spares serve than covered slots ask for (a lock-free
-    /// hint; [`try_step_down`](Self::try_step_down) decides).
+    /// hint; [`try_step_down`](Self::try_step_down) decides). A parking
+    /// spare reads it in its `has_work`, after its park fence: both counts
+    /// are written with `SeqCst` under the `spares` lock before the writer
+    /// takes the sleepers lock, so either it sees the new counts or the
+    /// writer finds it among the sleepers (module docs).
     #[inline]
     pub(crate) fn is_surplus(&self) -> bool {
         self.serving.load(Ordering::SeqCst) > self.wanted.load(Ordering::SeqCst)
@@ -630,7 +645,8 @@ impl<D> Compensation<D> {
         self.wanted.load(Ordering::SeqCst)
     }
 
-    /// Spare slots serving now.
+    /// Spare slots serving now. Relaxed: a statistic, and for
+    /// `Shared::active_stealers` a hint (see there).
     pub(crate) fn serving(&self) -> usize {
         self.serving.load(Ordering::Relaxed)
     }
