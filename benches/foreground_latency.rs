@@ -15,7 +15,8 @@
 
 use std::time::{Duration, Instant};
 
-use brigade_examples::mixed_load::{Client, Scenario, VARIANTS, calibrate};
+use brigade_examples::busy::calibrate;
+use brigade_examples::mixed_load::{Client, Scenario, VARIANTS};
 use criterion::Criterion;
 
 fn workers() -> usize {

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use brigade_examples::mixed_load::{calibrate, spin};
+use brigade_examples::busy::{calibrate, spin};
 use hdrhistogram::Histogram;
 
 struct Args {

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use brigade::time::timeout;
 use brigade::{JoinError, JoinHandle, Runtime};
-use brigade_examples::mixed_load::{calibrate, spin};
+use brigade_examples::busy::{calibrate, spin};
 use hdrhistogram::Histogram;
 
 const HELP: &str = "\

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use brigade_examples::mixed_load::{calibrate, spin};
+use brigade_examples::busy::{calibrate, spin};
 
 const SECTION_US: u64 = 5_000;
 const SLEEP: Duration = Duration::from_millis(45);

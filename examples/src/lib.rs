@@ -1,9 +1,11 @@
 //! Shared code of brigade's examples: the mixed-load demo's harness
-//! (configuration, measurement, report and chart), the stuck-worker demo's
-//! and `http_import`'s, kept in a library so it is unit-tested by
+//! (configuration, measurement, report and chart), the stuck-worker,
+//! flood and `http_import` demos', the calibrated busy work they share, kept in a library so it is unit-tested by
 //! `cargo test --workspace`.
 
+pub mod busy;
 mod flags;
+pub mod flood;
 pub mod http_import;
 pub mod mixed_load;
 pub mod stuck_worker;

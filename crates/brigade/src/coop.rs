@@ -60,6 +60,14 @@ use crate::task::TaskMeta;
 /// Yields to the scheduler unconditionally: the task goes to the back of its
 /// worker's queue and runs again after the tasks queued before it.
 ///
+/// A task that does nothing but yield this way several times in a row is
+/// taken for background work and *demoted* (see
+/// [`TaskClass::Auto`](crate::task::TaskClass::Auto)): while other work
+/// waits, it then steps aside into the yield queue, as after
+/// [`yield_if_busy`], rather than queueing ahead of tasks woken after it;
+/// demoted tasks take turns with each other at least every ≈ 33 µs. Its next
+/// wake by I/O, a timer or another task promotes it back.
+///
 /// Prefer [`yield_if_busy`] in loops that do background work: it costs
 /// nothing when nobody is waiting.
 ///
@@ -205,23 +213,14 @@ fn step_aside_or_continue(
         // then cancelled), or pops the aborted task and drops it.
         return give_way(core, cx);
     }
-    if task.is_elastic() {
+    if let Some(elastic) = task.elastic() {
         // A stuck stretch that a spare covered has ended here; ending the
         // cover now settles how much of the poll was off the CPU. (For
         // other tasks the monitor ends it at its next sample.)
         core.end_cover();
         let now = shared.clock_nanos();
-        core.note_stretch(task, now);
-        let poll_charged = now
-            .saturating_sub(core.poll_started())
-            .saturating_sub(core.uncharged());
-        let used = task.grant_used().unwrap_or(0) + poll_charged;
-        if used >= shared.admission.config().grant.as_nanos() as u64
-            || (task.is_coarse() && !core.holds_coarse_slot())
-        {
-            // Back through admission on the next poll (see `admission`):
-            // the grant is used up, or the task has just turned coarse
-            // and must take a coarse slot.
+        if core.elastic.at_yield_point(&shared.admission, elastic, now) {
+            // Back through admission on the next poll (see `admission`).
             return give_way(core, cx);
         }
         if shared.idle.num_idle() > 0 {
@@ -238,6 +237,11 @@ fn step_aside_or_continue(
     } else if shared.idle.num_idle() > 0 {
         // Here only because an abort elsewhere holds attention: the fast
         // path's answer.
+        return Poll::Ready(());
+    }
+    if core.slice.holds(task.id(), || shared.clock_nanos()) {
+        // Rescued from the yield queue after starving (see
+        // `runtime/yield_rescue.rs`): runs on until its slice ends.
         return Poll::Ready(());
     }
     match decide(core, task.replace_moved_to_back(false)) {
@@ -283,7 +287,45 @@ fn decide(core: &Core, moved_to_back_last_time: bool) -> Decision {
     if !shared.injector.is_empty() || shared.others_have_work(core.index()) {
         return Decision::ParkInYieldQueue;
     }
+    if let Some(head_at) = shared.yield_queue.head_at()
+        && shared
+            .yield_rescue
+            .is_overdue(head_at, core.epoch_gate.epoch() << EPOCH_SHIFT)
+    {
+        // Other yielders have waited in the yield queue for longer than
+        // `max_yield_delay` while this one kept going: let them run (see
+        // `runtime/yield_rescue.rs`).
+        return Decision::ParkInYieldQueue;
+    }
     Decision::Continue
+}
+
+/// Whether the self-wake of a background task (`task/class.rs`) steps
+/// aside into the yield queue, from the schedule hook on the worker that
+/// polled it: the same question as `yield_if_busy()`'s, with the same
+/// amortised checks, and one more reason to step aside, also checked once
+/// per epoch: other tasks wait in the yield queue, so background tasks that
+/// wake themselves take turns there at least once per ≈ 33 µs epoch. (At
+/// every self-wake would cost a trip through the shared queue per yield:
+/// `benches/rt_compare.rs`'s `yield_many` ran 7–14× slower that way.)
+pub(crate) fn background_steps_aside(core: &Core, task: &TaskMeta) -> bool {
+    let shared = core.shared();
+    if shared.idle.num_idle() > 0 || task.is_cancelled() {
+        // An idle worker takes whatever waits; an aborted task must reach
+        // the worker that drops it.
+        return false;
+    }
+    if core.slice.holds(task.id(), || shared.clock_nanos()) {
+        return false;
+    }
+    if !core.local_is_empty() || !shared.injector.is_empty() {
+        return true;
+    }
+    core.epoch_gate.should_scan(|| shared.clock_nanos())
+        && (!shared.yield_queue.is_empty()
+            || (shared.driver.poll_for_epoch(core.epoch_gate.epoch()) > 0
+                && !core.local_is_empty())
+            || shared.others_have_work(core.index()))
 }
 
 /// Wakes the task (the schedule hook puts it at the back of the local

@@ -20,6 +20,20 @@
 //! [`yield_now`] is the unconditional version: it always goes to the back of
 //! the queue, whether or not anyone is waiting.
 //!
+//! # Task classes: code written for tokio
+//! A task that only ever wakes itself (a loop around `yield_now().await`,
+//! as tokio code is written) is *demoted* to background after a few such
+//! wakes in a row: from then on its self-wakes step aside for waiting work
+//! as `yield_if_busy()` does, instead of queueing ahead of foreground tasks
+//! woken after it, so tokio-style code gets brigade's foreground latency
+//! unchanged. Its next wake by I/O, a timer or another task promotes it
+//! back. [`task::Builder`] spawns with a fixed [`task::TaskClass`]
+//! instead, and [`Builder::demote_background`] turns demotion off.
+//!
+//! Yielded work does not starve: an entry of the yield queue that has
+//! waited longer than [`Builder::max_yield_delay`] (50 ms) is run ahead of
+//! other work for a 1 ms slice, within a cap of 4% of the workers.
+//!
 //! # Example
 //!
 //! ```
@@ -63,6 +77,9 @@
 //! - [`yields`](RuntimeMetrics::yields) (how often `yield_if_busy` gave way)
 //!   and [`yield_queue_depth`](RuntimeMetrics::yield_queue_depth) (how much
 //!   background work is parked right now);
+//!   [`yield_queue_rescues`](RuntimeMetrics::yield_queue_rescues),
+//!   [`demotions`](RuntimeMetrics::demotions) and
+//!   [`promotions`](RuntimeMetrics::promotions);
 //! - [`scheduling_latency`](RuntimeMetrics::scheduling_latency): how long
 //!   runnable tasks waited for a worker, the number that says whether
 //!   foreground work is hurt (its p99 should stay near your target);
@@ -118,7 +135,8 @@
 //! | `brigade::runtime::worker` | debug | `worker started`, `worker parking`, `worker unparked`, `worker stopped` (`worker`: its index) |
 //! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` by at least 0.01 (`limit`, `previous`, `p99_us`, `recent_p99_us`, `waiting`) |
 //! | `brigade::runtime::driver` | debug | fallback driver thread started, stopped |
-//! | `brigade::yield_queue` | trace | `task parked in the yield queue`, `task left the yield queue` (`task`: its id) |
+//! | `brigade::class` | debug | `task demoted to background`, `task promoted to foreground` (`task`, `spawned_at`) |
+//! | `brigade::yield_queue` | trace | `task parked in the yield queue`, `task left the yield queue` (`task`: its id); `overdue task rescued from the yield queue` (`task`, `waited_ms`) |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
 //!
 //! Errors the runtime cannot return to a caller (a failed I/O driver poll,
@@ -176,6 +194,10 @@ mod task {
     #[path = "cancel.rs"]
     mod cancel;
 }
+#[cfg(loom)]
+mod yield_queue {
+    pub(crate) mod stamped;
+}
 
 #[cfg(not(loom))]
 pub use admission::ElasticConfig;
@@ -185,8 +207,9 @@ pub use coop::{YieldIfBusy, YieldNow, yield_if_busy, yield_now};
 pub use metrics::{LatencySnapshot, RuntimeMetrics};
 #[cfg(not(loom))]
 pub use runtime::{
-    BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY, Handle,
-    Runtime, WORKER_THREADS_ENV, spawn, spawn_blocking, spawn_elastic,
+    BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
+    DEFAULT_MAX_YIELD_DELAY, Handle, Runtime, WORKER_THREADS_ENV, spawn, spawn_blocking,
+    spawn_elastic,
 };
 #[cfg(not(loom))]
 pub use task::{JoinError, JoinHandle};

@@ -69,6 +69,24 @@ fn zero_thread_stack_size_is_an_error() {
 }
 
 #[test]
+fn a_max_yield_delay_under_a_millisecond_is_an_error() {
+    let error = Builder::new()
+        .worker_threads(1)
+        .max_yield_delay(Some(Duration::from_micros(500)))
+        .build()
+        .unwrap_err();
+    assert_names_setting(error, "max_yield_delay");
+    // The bound can be turned off, and the smallest one is accepted.
+    for delay in [None, Some(Duration::from_millis(1))] {
+        Builder::new()
+            .worker_threads(1)
+            .max_yield_delay(delay)
+            .build()
+            .unwrap();
+    }
+}
+
+#[test]
 fn an_error_can_be_returned_with_the_question_mark_operator() {
     fn build() -> std::io::Result<brigade::Runtime> {
         Ok(Builder::new().worker_threads(0).build()?)

@@ -14,7 +14,8 @@ usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] 
   --unit-us U   µs of CPU work per background unit (default 10)
   --secs S      seconds per variant (default 3; fractions allowed)
   --workers W   worker threads (default: available parallelism)
-  --only NAME   run only variants whose name contains NAME (e.g. brigade, tokio, idle)
+  --only NAME   run only variants whose name contains NAME (e.g. brigade, tokio, idle;
+                several, comma-separated: any of them)
   --out PATH    where to write the SVG chart (default target/brigade-report/mixed_load.svg)
   --period-us P µs between foreground requests (default 1000)
   --rounds R    run the selected variants R times over, interleaved (default 1);
@@ -109,7 +110,9 @@ impl Config {
 
     /// Whether the variant `name` is selected by `--only`.
     pub fn selects(&self, name: &str) -> bool {
-        self.only.as_deref().is_none_or(|only| name.contains(only))
+        self.only
+            .as_deref()
+            .is_none_or(|only| only.split(',').any(|part| name.contains(part)))
     }
 }
 

@@ -145,12 +145,17 @@ impl Running {
         match self.runtime {
             RuntimeHolder::Brigade(rt) => {
                 // Stuck workers are a cause of latency worth seeing next to
-                // the figures (see `Builder::compensation_threshold`).
+                // the figures (see `Builder::compensation_threshold`), and
+                // so are task classes and rescues of starving yielded work.
                 let metrics = rt.metrics();
                 eprintln!(
-                    "  brigade: {} long polls, {} compensations",
+                    "  brigade: {} long polls, {} compensations, {} demotions, {} promotions, {} yield-queue rescues, yield delay max {:?}",
                     metrics.long_polls(),
-                    metrics.compensations()
+                    metrics.compensations(),
+                    metrics.demotions(),
+                    metrics.promotions(),
+                    metrics.yield_queue_rescues(),
+                    metrics.yield_delay().max(),
                 );
                 rt.shutdown_timeout(Duration::from_secs(5))
             }

@@ -31,7 +31,9 @@
 
 mod config;
 mod controller;
+mod poll;
 mod slots;
+mod task_state;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
@@ -39,10 +41,19 @@ use std::time::{Duration, Instant};
 
 pub use config::ElasticConfig;
 pub(crate) use controller::Controller;
+pub(crate) use poll::ElasticPoll;
 use slots::CoarseSlots;
+pub(crate) use task_state::ElasticState;
 
 use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock};
-use crate::task::Runnable;
+use crate::task::{Runnable, TaskMeta};
+
+/// The admission state of a task that goes through admission: only elastic
+/// tasks do (`Worker::run_task`).
+fn elastic(meta: &TaskMeta) -> &ElasticState {
+    meta.elastic()
+        .expect("only elastic tasks go through admission")
+}
 
 /// Debt older than this is forgiven (the bucket is raised to empty), so a
 /// burst of debt (say, one task that ran far past its grant) cannot block
@@ -142,13 +153,13 @@ impl Admission {
     /// the task has been queued, keeping any grant it holds, and the
     /// monitor told.
     pub(crate) fn admit_or_enqueue(&self, runnable: Runnable) -> Result<(Runnable, bool), ()> {
-        let meta = runnable.metadata();
-        let coarse = meta.is_coarse();
+        let task = elastic(runnable.metadata());
+        let coarse = task.is_coarse();
         if coarse && !self.coarse_slots.try_acquire() {
             self.enqueue(lock(&self.state), runnable);
             return Err(());
         }
-        if meta.grant_used().is_some() {
+        if task.grant_used().is_some() {
             return Ok((runnable, coarse));
         }
         let mut state = lock(&self.state);
@@ -156,7 +167,7 @@ impl Admission {
         // FIFO: nobody jumps the queue.
         if state.queue.is_empty() && state.tokens > 0.0 {
             state.tokens -= self.grant_nanos();
-            runnable.metadata().set_grant_used(Some(0));
+            elastic(runnable.metadata()).set_grant_used(Some(0));
             return Ok((runnable, coarse));
         }
         if coarse {
@@ -169,7 +180,7 @@ impl Admission {
     fn enqueue(&self, mut state: MutexGuard<'_, State>, runnable: Runnable) {
         tracing::trace!(
             task = runnable.metadata().id(),
-            grant = runnable.metadata().grant_used().is_some(),
+            grant = elastic(runnable.metadata()).grant_used().is_some(),
             "elastic task waits for admission"
         );
         state.queue.push_back(runnable);
@@ -233,20 +244,20 @@ impl Admission {
         let mut free_slots = self.coarse_slots.free();
         let mut waits_for_tokens = false;
         while let Some(next) = state.queue.front() {
-            let meta = next.metadata();
-            if meta.is_coarse() {
+            let task = elastic(next.metadata());
+            if task.is_coarse() {
                 if free_slots == 0 {
                     break;
                 }
                 free_slots -= 1;
             }
-            if meta.grant_used().is_none() {
+            if task.grant_used().is_none() {
                 if state.tokens <= 0.0 {
                     waits_for_tokens = true;
                     break;
                 }
                 state.tokens -= self.grant_nanos();
-                meta.set_grant_used(Some(0));
+                task.set_grant_used(Some(0));
             }
             admitted.extend(state.queue.pop_front());
         }

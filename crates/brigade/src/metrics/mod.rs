@@ -74,6 +74,9 @@ pub(crate) struct MetricsCells {
     workers: Box<[CachePadded<WorkerCounters>]>,
     spawned: CachePadded<AtomicU64>,
     long_polls: AtomicU64,
+    /// Task class changes (`task/class.rs`): rare, so shared counters.
+    demotions: AtomicU64,
+    promotions: AtomicU64,
 }
 
 impl MetricsCells {
@@ -82,11 +85,23 @@ impl MetricsCells {
             workers: (0..num_workers).map(|_| CachePadded::default()).collect(),
             spawned: CachePadded::default(),
             long_polls: AtomicU64::new(0),
+            demotions: AtomicU64::new(0),
+            promotions: AtomicU64::new(0),
         }
     }
 
     pub(crate) fn workers(&self) -> impl Iterator<Item = &WorkerCounters> {
         self.workers.iter().map(|worker| &**worker)
+    }
+
+    /// Counts a demotion (`true`) or a promotion.
+    pub(crate) fn count_class_change(&self, demoted: bool) {
+        let counter = if demoted {
+            &self.demotions
+        } else {
+            &self.promotions
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn count_long_polls(&self, count: u64) {
@@ -179,7 +194,9 @@ impl RuntimeMetrics {
     }
 
     /// Times [`yield_if_busy`](crate::yield_if_busy) actually gave way, by
-    /// moving behind a waiting task or by parking in the yield queue.
+    /// moving behind a waiting task or by parking in the yield queue, and
+    /// times a background task's self-wake stepped aside into the yield
+    /// queue (see [`TaskClass`](crate::task::TaskClass)).
     pub fn yields(&self) -> u64 {
         self.shared.metrics.sum(|worker| &worker.yields)
     }
@@ -188,6 +205,26 @@ impl RuntimeMetrics {
     /// [`yields`](Self::yields)).
     pub fn yield_queue_parks(&self) -> u64 {
         self.shared.yield_queue.parked_total()
+    }
+
+    /// Times an entry of the yield queue that had waited longer than
+    /// [`Builder::max_yield_delay`](crate::Builder::max_yield_delay) was
+    /// rescued: taken out ahead of other work and given a slice.
+    pub fn yield_queue_rescues(&self) -> u64 {
+        self.shared.yield_rescue.rescues()
+    }
+
+    /// Times a [`TaskClass::Auto`](crate::task::TaskClass::Auto) task was
+    /// demoted to background, having only woken itself several times in a
+    /// row (see [`Builder::demote_background`](crate::Builder::demote_background)).
+    pub fn demotions(&self) -> u64 {
+        self.shared.metrics.demotions.load(Ordering::Relaxed)
+    }
+
+    /// Times a demoted task was promoted back to foreground, woken by I/O,
+    /// a timer or another task.
+    pub fn promotions(&self) -> u64 {
+        self.shared.metrics.promotions.load(Ordering::Relaxed)
     }
 
     /// Tasks parked in the yield queue right now.

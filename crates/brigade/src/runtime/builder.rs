@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::Runtime;
 use super::idle::MAX_WORKERS;
+pub use super::yield_rescue::DEFAULT_MAX_YIELD_DELAY;
 use crate::admission::ElasticConfig;
 
 /// The environment variable that sets the default worker count.
@@ -37,6 +38,8 @@ pub struct Builder {
     pub(crate) compensation_threshold: Option<Duration>,
     /// `None`: as many as workers.
     pub(crate) max_spare_workers: Option<usize>,
+    pub(crate) demote_background: bool,
+    pub(crate) max_yield_delay: Option<Duration>,
 }
 
 /// Default of [`Builder::latency_sample_every`]: one schedule in 64.
@@ -87,6 +90,8 @@ impl Builder {
             long_poll_threshold: Some(Duration::from_millis(10)),
             compensation_threshold: Some(DEFAULT_COMPENSATION_THRESHOLD),
             max_spare_workers: None,
+            demote_background: true,
+            max_yield_delay: Some(DEFAULT_MAX_YIELD_DELAY),
         }
     }
 
@@ -271,6 +276,64 @@ impl Builder {
         self
     }
 
+    /// Whether tasks spawned with [`TaskClass::Auto`](crate::task::TaskClass::Auto)
+    /// (every plain [`spawn`](crate::spawn)) are classified by how they
+    /// behave. Default: `true`.
+    ///
+    /// A task that has only woken itself several times in a row (a loop
+    /// around [`yield_now`](crate::yield_now), written for tokio) is
+    /// *demoted* to background: while other work waits for a worker, its
+    /// self-wakes step aside into the yield queue as
+    /// [`yield_if_busy`](crate::yield_if_busy) does, instead of queueing
+    /// ahead of foreground tasks woken after it. Its next wake by I/O, a
+    /// timer or another task promotes it back.
+    /// [`demotions`](crate::RuntimeMetrics::demotions) and
+    /// [`promotions`](crate::RuntimeMetrics::promotions) count the changes,
+    /// and each is logged at debug level (target `brigade::class`).
+    ///
+    /// `false` treats every such task as
+    /// [`TaskClass::Foreground`](crate::task::TaskClass::Foreground), as
+    /// tokio does; a task spawned with another class keeps it.
+    pub fn demote_background(&mut self, enabled: bool) -> &mut Self {
+        self.demote_background = enabled;
+        self
+    }
+
+    /// The starvation bound of the yield queue: an entry that has waited
+    /// longer than this is taken out ahead of other work and runs as if
+    /// nothing waited for a 1 ms slice. Must be at least 1 ms; `None`
+    /// lets yielded work wait for as long as other work keeps every worker
+    /// busy. Default: [`DEFAULT_MAX_YIELD_DELAY`] (50 ms).
+    ///
+    /// Work in the yield queue ([`yield_if_busy`](crate::yield_if_busy),
+    /// demoted background tasks) runs only when a worker has nothing else
+    /// to do. Under a foreground load that never lets up, that is never;
+    /// this bound gives it a share instead: rescues are spaced so that
+    /// they take at most 4% of the workers' time. With a few starving
+    /// tasks each is rescued about every `max_yield_delay`; with many, the
+    /// 4% cap spaces them further apart.
+    ///
+    /// The trade-off: each rescue delays the foreground on its worker by up
+    /// to the slice. It happens only once the yield queue has starved for
+    /// this long, that is, under overload; a runtime with spare time never
+    /// rescues. Shorter bounds rescue sooner under overload, up to the cap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = brigade::Builder::new()
+    ///     .max_yield_delay(Some(Duration::from_millis(20)))
+    ///     .build()?;
+    /// # drop(rt);
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn max_yield_delay(&mut self, delay: Option<Duration>) -> &mut Self {
+        self.max_yield_delay = delay;
+        self
+    }
+
     /// Validates the settings and starts the runtime's worker threads.
     pub fn build(&mut self) -> Result<Runtime, BuildError> {
         let workers = self.resolved_worker_threads()?;
@@ -290,6 +353,14 @@ impl Builder {
             return Err(BuildError::setting(
                 "compensation_threshold",
                 format!("must be at least 1 ms (or None), got {threshold:?}"),
+            ));
+        }
+        if let Some(delay) = self.max_yield_delay
+            && delay < Duration::from_millis(1)
+        {
+            return Err(BuildError::setting(
+                "max_yield_delay",
+                format!("must be at least 1 ms (or None), got {delay:?}"),
             ));
         }
         if self.max_blocking_threads == 0 {

@@ -366,26 +366,30 @@ mod loom_models {
     //! `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`.
     use super::*;
     use crate::sync::{AtomicBool, Injector, injector_pop};
+    use crate::yield_queue::stamped::StampedQueue;
     use loom::sync::Arc;
     use loom::thread;
 
     /// A worker parks while another thread pushes into the yield queue and
-    /// notifies: the worker must get the task (no lost task, no missed wake).
+    /// notifies: the worker must get the task (no lost task, no missed
+    /// wake). The queue is the yield queue's own storage, whose emptiness
+    /// check reads a relaxed atomic without its lock, so only the park
+    /// protocol's fences order it with the push.
     #[test]
     fn park_races_with_yield_queue_push() {
         loom::model(|| {
             let idle = Arc::new(Idle::new(1, 1, Box::new(|| {})));
-            let yield_queue = Arc::new(Injector::new());
+            let yield_queue = Arc::new(StampedQueue::new());
             let pusher = {
                 let (idle, yield_queue) = (idle.clone(), yield_queue.clone());
                 thread::spawn(move || {
-                    yield_queue.push(7);
+                    yield_queue.push(7, 1, |_| ());
                     idle.notify_one();
                 })
             };
             let mut searching = false;
             let got = loop {
-                if let Some(task) = injector_pop(&yield_queue) {
+                if let Some((task, _)) = yield_queue.pop() {
                     break task;
                 }
                 searching = idle.park(

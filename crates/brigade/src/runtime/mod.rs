@@ -13,6 +13,7 @@ mod shutdown;
 pub(crate) mod spare;
 pub(crate) mod thread_cpu;
 pub(crate) mod worker;
+pub(crate) mod yield_rescue;
 
 use std::future::Future;
 use std::panic::Location;
@@ -24,13 +25,13 @@ use std::time::{Duration, Instant};
 
 pub use builder::{
     BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
-    WORKER_THREADS_ENV,
+    DEFAULT_MAX_YIELD_DELAY, WORKER_THREADS_ENV,
 };
 pub(crate) use shared::Shared;
 
 use crate::metrics::RuntimeMetrics;
 use crate::sync::{Condvar, Mutex, lock};
-use crate::task::JoinHandle;
+use crate::task::{JoinHandle, TaskClass};
 use blocking::BlockingPool;
 use shutdown::{ExitSignal, WorkerThreads};
 use worker::Core;
@@ -126,6 +127,8 @@ impl Runtime {
             long_poll_threshold: builder.long_poll_threshold,
             compensation_threshold: builder.compensation_threshold,
             spare_keep_alive: builder.thread_keep_alive,
+            demote_background: builder.demote_background,
+            max_yield_delay: builder.max_yield_delay,
             thread_name: builder.thread_name.clone(),
             thread_stack_size: builder.thread_stack_size,
         };
@@ -385,7 +388,8 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.spawn(future, Location::caller(), false)
+        self.shared
+            .spawn(future, Location::caller(), TaskClass::Auto)
     }
 
     /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
@@ -395,7 +399,8 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.spawn(future, Location::caller(), true)
+        self.shared
+            .spawn(future, Location::caller(), TaskClass::Elastic)
     }
 
     /// Runs a blocking closure on the blocking pool. See
@@ -503,7 +508,7 @@ where
 {
     let location = Location::caller();
     context::with_current("brigade::spawn", |handle| {
-        handle.shared.spawn(future, location, false)
+        handle.shared.spawn(future, location, TaskClass::Auto)
     })
 }
 
@@ -586,6 +591,6 @@ where
 {
     let location = Location::caller();
     context::with_current("brigade::spawn_elastic", |handle| {
-        handle.shared.spawn(future, location, true)
+        handle.shared.spawn(future, location, TaskClass::Elastic)
     })
 }

@@ -20,13 +20,17 @@ use super::context;
 use super::driver::Driver;
 use super::idle::Idle;
 use super::shutdown::{self, ShutdownState};
+use super::worker::Core;
+use super::yield_rescue::YieldRescue;
 use crate::admission::Admission;
 use crate::metrics::MetricsCells;
 use crate::sync::{Injector, Ordering};
+use crate::task::TaskClass;
+use crate::task::class::{Policy, WakeClass};
 use crate::task::harness::Harness;
 use crate::task::registry::Registry;
 use crate::task::{JoinHandle, Runnable, TaskMeta};
-use crate::yield_queue::{YieldQueue, Yielded};
+use crate::yield_queue::{Entry, YieldQueue, Yielded};
 
 /// Shared state of one runtime.
 ///
@@ -40,6 +44,8 @@ pub(crate) struct Shared {
     /// Spare workers for stuck ones.
     pub(crate) compensation: Compensation<Worker<Runnable>>,
     pub(crate) yield_queue: YieldQueue,
+    /// The yield queue's starvation bound.
+    pub(crate) yield_rescue: YieldRescue,
     pub(crate) idle: Idle,
     pub(crate) registry: Registry,
     pub(crate) blocking: BlockingPool,
@@ -73,6 +79,11 @@ pub(crate) struct SchedulerConfig {
     pub(crate) compensation_threshold: Option<Duration>,
     /// How long a spare thread that stepped down waits to serve again.
     pub(crate) spare_keep_alive: Duration,
+    /// Whether `TaskClass::Auto` tasks are demoted when they only wake
+    /// themselves (`task/class.rs`).
+    pub(crate) demote_background: bool,
+    /// The yield queue's starvation bound (`yield_rescue.rs`); `None`: off.
+    pub(crate) max_yield_delay: Option<Duration>,
     /// Name and stack size of worker threads, spares included.
     pub(crate) thread_name: String,
     pub(crate) thread_stack_size: Option<usize>,
@@ -106,6 +117,7 @@ impl Shared {
             injector: Injector::new(),
             compensation: Compensation::new(num_workers, spare_locals),
             yield_queue: YieldQueue::new(),
+            yield_rescue: YieldRescue::new(config.max_yield_delay, num_workers),
             idle: Idle::new(num_workers, num_slots, wake_driver),
             driver,
             registry: Registry::new(num_workers),
@@ -140,7 +152,7 @@ impl Shared {
         self: &Arc<Self>,
         future: F,
         location: &'static Location<'static>,
-        elastic: bool,
+        class: TaskClass,
     ) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -153,7 +165,13 @@ impl Shared {
                 move |runnable, info| shared.schedule(runnable, info)
             };
             async_task::Builder::new()
-                .metadata(TaskMeta::new(self, registry_key, id, location, elastic))
+                .metadata(TaskMeta::new(
+                    self,
+                    registry_key,
+                    id,
+                    location,
+                    Policy::new(class, self.config.demote_background),
+                ))
                 .spawn(move |meta| Harness::new(future, meta), WithInfo(schedule))
         });
         self.metrics.count_spawn();
@@ -182,7 +200,7 @@ impl Shared {
             move |runnable| shared.blocking.push(&shared, runnable)
         };
         let (runnable, task) = async_task::Builder::new()
-            .metadata(TaskMeta::new(self, None, id, location, false))
+            .metadata(TaskMeta::new(self, None, id, location, Policy::Foreground))
             .spawn(move |meta| Harness::new(async move { f() }, meta), schedule);
         runnable.schedule();
         JoinHandle::new(task)
@@ -197,13 +215,10 @@ impl Shared {
             self.shutdown.cancel_later(runnable);
             return;
         }
-        self.maybe_sample(&runnable);
         let local = context::with_current_worker(|core| match core {
-            Some(core) if std::ptr::eq(&**core.shared(), self) => Ok(if info.woken_while_running {
-                core.push_local_yielded(runnable)
-            } else {
-                core.push_local(runnable)
-            }),
+            Some(core) if std::ptr::eq(&**core.shared(), self) => {
+                Ok(self.schedule_on(core, runnable, info.woken_while_running))
+            }
             _ => Err(runnable),
         });
         match local {
@@ -212,7 +227,70 @@ impl Shared {
                     self.idle.notify_one();
                 }
             }
-            Err(runnable) => self.inject(runnable),
+            Err(runnable) => {
+                self.classify_wake(runnable.metadata(), info.woken_while_running);
+                self.maybe_sample(&runnable);
+                self.inject(runnable);
+            }
+        }
+    }
+
+    /// `schedule` on `core`, a worker of this runtime. A background task's
+    /// self-wake steps aside into the yield queue if work waits (see
+    /// `task/class.rs`); every other wake goes to the back of the worker's
+    /// deque, and a self-wake also makes the worker look at the injector
+    /// first. A wake-up the worker delivers from the yield queue is the
+    /// task's own, deferred: it counts as a self-wake, and the task runs.
+    /// Returns whether an idle worker should be notified.
+    fn schedule_on(&self, core: &Core, runnable: Runnable, woken_while_running: bool) -> bool {
+        let resuming = core.is_resuming();
+        let class = self.classify_wake(runnable.metadata(), woken_while_running || resuming);
+        if matches!(class, WakeClass::Background | WakeClass::Demoted)
+            && !resuming
+            && crate::coop::background_steps_aside(core, runnable.metadata())
+        {
+            self.metrics.worker(core.index()).count_yield();
+            let at = self.clock_nanos();
+            let aborted = self.yield_queue.push(Entry::Run(runnable), at);
+            self.after_shared_push();
+            if aborted {
+                // Aborted between the look in `background_steps_aside` and
+                // the push: the abort's own sweep may have come first.
+                self.evict_aborted();
+            }
+            return false;
+        }
+        self.maybe_sample(&runnable);
+        if woken_while_running {
+            core.push_local_yielded(runnable)
+        } else {
+            core.push_local(runnable)
+        }
+    }
+
+    /// Classifies a wake of `task` (`task/class.rs`), counting and reporting
+    /// a demotion or promotion.
+    #[inline]
+    fn classify_wake(&self, task: &TaskMeta, self_wake: bool) -> WakeClass {
+        let class = task.policy().classify_wake(self_wake);
+        match class {
+            WakeClass::Demoted | WakeClass::Promoted => {
+                self.metrics.count_class_change(class == WakeClass::Demoted);
+                crate::task::class::report_change(class, task.id(), task.location());
+            }
+            WakeClass::Foreground | WakeClass::Background => {}
+        }
+        class
+    }
+
+    /// Hands every aborted background task waiting in the yield queue to
+    /// the workers, which drop it (see `YieldQueue::take_aborted`). Called
+    /// by `JoinHandle::abort` after it sets the flag, and by a parker that
+    /// finds the flag set after its push: the queue's lock orders the two,
+    /// so whichever comes second sees the other's write.
+    pub(crate) fn evict_aborted(&self) {
+        for runnable in self.yield_queue.take_aborted() {
+            self.push_injected(runnable);
         }
     }
 
@@ -224,7 +302,11 @@ impl Shared {
             return;
         }
         let at = self.clock_nanos();
-        self.yield_queue.push(Yielded::new(task, waker.clone(), at));
+        // A deferred wake-up of an aborted task is harmless: the abort
+        // wakes the task itself.
+        let _ = self
+            .yield_queue
+            .push(Entry::Wake(Yielded::new(task, waker.clone())), at);
         self.after_shared_push();
     }
 

@@ -64,6 +64,7 @@ use std::time::{Duration, Instant};
 use super::Shared;
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, fence, lock};
 use crate::task::Runnable;
+use crate::yield_queue::Entry;
 
 /// The shutdown flag and the tasks set aside to be dropped.
 ///
@@ -164,9 +165,13 @@ pub(crate) fn drain_queues(shared: &Shared) {
         shared.shutdown.cancel_later(runnable);
     }
     // Deferred wake-ups: waking one schedules its task into a runtime that
-    // is shutting down, which sets it aside.
-    while let Some(yielded) = shared.yield_queue.pop() {
-        yielded.wake();
+    // is shutting down, which sets it aside. Background tasks are set
+    // aside directly.
+    while let Some(parked) = shared.yield_queue.pop() {
+        match parked.entry {
+            Entry::Wake(yielded) => yielded.wake(),
+            Entry::Run(runnable) => shared.shutdown.cancel_later(runnable),
+        }
     }
     for runnable in shared.admission.take_waiting() {
         shared.shutdown.cancel_later(runnable);

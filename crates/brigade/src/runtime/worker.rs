@@ -8,17 +8,22 @@
 //! 3. The injector (taking a batch into the own deque).
 //! 4. Stealing half of a random victim's deque (only while counted as
 //!    searching; see `idle.rs`).
-//! 5. The yield queue: tasks that stepped aside in `yield_if_busy()` run
-//!    when, and only when, nothing else is waiting.
+//! 5. The yield queue: tasks that stepped aside (in `yield_if_busy()`, or
+//!    background tasks that woke themselves) run when, and only when,
+//!    nothing else is waiting; except that an entry older than
+//!    `max_yield_delay` is *rescued* ahead of everything else, at the first
+//!    tick of an epoch, within a runtime-wide rate limit
+//!    (`yield_rescue.rs`).
 //! 6. Otherwise it parks (`Idle::park`), which re-checks every queue,
 //!    the yield queue included, after counting itself idle. It sleeps inside
 //!    the driver's poll if that is free, else on its own condvar.
 //!
 //! Besides, every [`EVENT_INTERVAL`] ticks, and at the first tick of every
 //! ≈ 33 µs epoch that no other worker polled in yet, the worker polls I/O
-//! and timers without blocking (if no other thread holds the driver); it always does so right before taking
-//! from the yield queue, so network-woken foreground work beats yielded
-//! background work.
+//! and timers without blocking (if no other thread holds the driver); it
+//! also does so right before taking from the yield queue if no worker has
+//! in this epoch, so network-woken foreground work beats yielded background
+//! work that was parked an epoch or more ago.
 //!
 //! Tasks woken while this worker dispatches events from inside its own
 //! driver park go to its deque without waking another worker: it is awake
@@ -45,9 +50,25 @@ use std::sync::Arc;
 use crossbeam_deque::{Steal, Worker};
 
 use super::driver::{DriverPark, EVENT_INTERVAL};
+use super::yield_rescue::Slice;
 use super::{Handle, Shared, context};
+use crate::admission::ElasticPoll;
 use crate::coop::EpochGate;
-use crate::task::{Runnable, TaskMeta};
+use crate::task::Runnable;
+use crate::yield_queue::{Entry, Parked};
+
+/// Where a task woken on a worker thread goes ([`Core::push_local`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WakeMode {
+    /// To the worker's deque, notifying an idle worker: the usual case.
+    Notify,
+    /// To the worker's deque without a notification: the worker wakes
+    /// tasks it will run itself (driver events dispatched while it parks).
+    Silent,
+    /// Handed straight back: the worker delivers a yielded task's deferred
+    /// wake-up in order to run the task next (`Core::resume`).
+    Resume,
+}
 
 /// How many ticks (tasks taken) between two forced looks at the injector.
 ///
@@ -77,22 +98,18 @@ pub(crate) struct Core {
     /// Set by a self-wake: check the injector before the local deque on the
     /// next tick.
     injector_first: Cell<bool>,
-    /// Set while this worker wakes tasks that it will run itself: while it
-    /// is parked (dispatching driver events) and while it wakes a task from
-    /// the yield queue. Tasks woken then go to its deque without a
-    /// notification.
-    wakes_for_itself: Cell<bool>,
+    /// Where tasks woken on this thread go (see [`WakeMode`]).
+    wake_mode: Cell<WakeMode>,
+    /// The task a [`WakeMode::Resume`] wake scheduled.
+    resumed: Cell<Option<Runnable>>,
+    /// The rescued task that runs as if nothing waited (`yield_rescue.rs`).
+    pub(crate) slice: Slice,
     /// xorshift64 state for picking steal victims.
     rng: Cell<u64>,
     /// When the current poll started (runtime-clock ns), if timed.
     poll_started: Cell<u64>,
-    /// Elastic polls: when the current stretch without a yield point began.
-    stretch_started: Cell<u64>,
-    /// The current poll holds a coarse slot (`admission/slots.rs`).
-    holds_coarse_slot: Cell<bool>,
-    /// Elastic polls: nanoseconds of the current poll that a spare covered
-    /// while this thread used no CPU, not charged to the task's grant.
-    uncharged: Cell<u64>,
+    /// The elastic policy's state for the current poll, if elastic.
+    pub(crate) elastic: ElasticPoll,
     /// Inside `block_in_place` (a nested call runs its closure directly).
     in_block_in_place: Cell<bool>,
     /// `yield_if_busy()`'s clock amortisation.
@@ -111,14 +128,14 @@ impl Core {
             tick: Cell::new(0),
             searching: Cell::new(false),
             injector_first: Cell::new(false),
-            wakes_for_itself: Cell::new(false),
+            wake_mode: Cell::new(WakeMode::Notify),
+            resumed: Cell::new(None),
+            slice: Slice::new(),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
             poll_started: Cell::new(0),
-            stretch_started: Cell::new(0),
-            holds_coarse_slot: Cell::new(false),
-            uncharged: Cell::new(0),
+            elastic: ElasticPoll::new(),
             in_block_in_place: Cell::new(false),
             epoch_gate: EpochGate::new(),
             driver_gate: EpochGate::new(),
@@ -147,8 +164,30 @@ impl Core {
     /// an idle worker should be notified (not while this one wakes tasks it
     /// will run itself).
     pub(crate) fn push_local(&self, runnable: Runnable) -> bool {
-        self.local.push(runnable);
-        !self.wakes_for_itself.get()
+        match self.wake_mode.get() {
+            WakeMode::Notify => {
+                self.local.push(runnable);
+                true
+            }
+            WakeMode::Silent => {
+                self.local.push(runnable);
+                false
+            }
+            WakeMode::Resume => {
+                // One wake-up wakes one task; should another task land
+                // here, it queues as usual.
+                if let Some(other) = self.resumed.replace(Some(runnable)) {
+                    self.local.push(other);
+                }
+                false
+            }
+        }
+    }
+
+    /// Whether this worker is resuming a task from the yield queue: the
+    /// wake it is delivering is the task's own, deferred.
+    pub(crate) fn is_resuming(&self) -> bool {
+        self.wake_mode.get() == WakeMode::Resume
     }
 
     /// Pushes the task that just yielded onto the back of this worker's
@@ -234,16 +273,7 @@ impl Core {
             now,
             super::thread_cpu::own_cpu_nanos(),
         );
-        self.uncharged
-            .set(self.uncharged.get().saturating_add(uncharged));
-        // Time blocked off the CPU does not make an elastic stretch long
-        // (`note_stretch`) either.
-        self.stretch_started.set(
-            self.stretch_started
-                .get()
-                .saturating_add(uncharged)
-                .min(now),
-        );
+        self.elastic.not_charged(uncharged, now);
         shared.idle.notify_spare(shared.compensation.first_spare());
         tracing::debug!(
             target: "brigade::compensation",
@@ -296,10 +326,14 @@ impl Core {
     fn next_task(&self) -> Option<Runnable> {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
+        let new_epoch = self.driver_gate.should_scan(|| self.shared.clock_nanos());
         if tick % EVENT_INTERVAL == 0 {
             self.shared.driver.poll_nonblocking();
-        } else if self.driver_gate.should_scan(|| self.shared.clock_nanos()) {
+        } else if new_epoch {
             self.shared.driver.poll_for_epoch(self.driver_gate.epoch());
+        }
+        if new_epoch && let Some(runnable) = self.rescue_overdue() {
+            return Some(runnable);
         }
         let injector_first = self.injector_first.replace(false);
         if (injector_first || tick % GLOBAL_QUEUE_INTERVAL == 0)
@@ -318,11 +352,16 @@ impl Core {
         }
         // Only a worker that just searched everywhere (rather than one that
         // was throttled out of searching) may resume yielded work, and only
-        // after a last look at I/O and timers.
+        // after a look at I/O and timers, unless some worker already looked
+        // in this epoch: I/O is then noticed within an epoch, as when every
+        // worker is busy, and background tasks that take turns through the
+        // yield queue (`yield_now()` loops, demoted) do not pay an
+        // `epoll_wait` per turn (≈ 5% of 10 µs units on the 2-core VM).
         if !self.searching.get() || self.shared.yield_queue.is_empty() {
             return None;
         }
-        if self.shared.driver.poll_nonblocking() > 0
+        let epoch = self.shared.clock_nanos() >> crate::coop::EPOCH_SHIFT;
+        if self.shared.driver.poll_for_epoch(epoch) > 0
             && let Some(runnable) = self.local.pop()
         {
             return Some(runnable);
@@ -416,9 +455,10 @@ impl Core {
         // Taken first: a task that goes to wait for admission drops its
         // sample, since time spent throttled is not scheduling latency.
         let sampled_at = runnable.metadata().take_scheduled_at();
-        let elastic = runnable.metadata().is_elastic();
-        let (runnable, coarse_slot) = if elastic {
-            match shared.admission.admit_or_enqueue(runnable) {
+        let elastic = runnable.metadata().elastic().is_some();
+        let runnable = if elastic {
+            let now = || shared.clock_nanos();
+            match self.elastic.before_poll(&shared.admission, runnable, now) {
                 Ok(admitted) => admitted,
                 Err(()) => {
                     // Queued for admission: a push into a shared queue (see
@@ -431,11 +471,15 @@ impl Core {
                 }
             }
         } else {
-            (runnable, false)
+            runnable
         };
         let meta = runnable.metadata();
         let counters = shared.metrics.worker(self.index);
-        let started = (sampled_at.is_some() || elastic).then(|| shared.clock_nanos());
+        let started = if elastic {
+            Some(self.elastic.started())
+        } else {
+            sampled_at.map(|_| shared.clock_nanos())
+        };
         if let (Some(at), Some(now)) = (sampled_at, started) {
             counters.scheduling_latency.record(now.saturating_sub(at));
         }
@@ -446,25 +490,17 @@ impl Core {
         // `run` cannot unwind: the harness catches panics from the future's
         // `poll` and destructor.
         if elastic {
-            // Read only on the elastic path (`coop::slow_path`), so plain
-            // polls do not pay for setting them.
-            self.stretch_started.set(started.unwrap_or(0));
-            self.holds_coarse_slot.set(coarse_slot);
-            self.uncharged.set(0);
             // Keeps the task allocation (and its header) alive after `run`.
             let keep_alive = runnable.waker();
             context::with_slow_path_forced(|| runnable.run());
             self.end_cover();
             let ended = shared.clock_nanos();
-            if self.holds_coarse_slot.replace(false) {
-                shared.admission.end_coarse_poll();
-            }
             // SAFETY: `keep_alive` holds a reference to the task, so its
             // allocation, which contains the header, is not freed.
             let meta = unsafe { meta_ptr.as_ref() };
-            self.note_stretch(meta, ended);
-            let wall = ended.saturating_sub(started.unwrap_or(0));
-            self.settle_elastic_poll(meta, wall.saturating_sub(self.uncharged.get()));
+            if let Some(task) = meta.elastic() {
+                self.elastic.after_poll(&shared.admission, task, ended);
+            }
             drop(keep_alive);
         } else {
             // No `end_cover` here, to keep plain polls free of it: the
@@ -481,71 +517,63 @@ impl Core {
         }
     }
 
-    /// Charges an elastic task's poll to its grant; a used-up grant is
-    /// settled with the token bucket and the next poll needs a new admission.
-    /// (If another worker already picked the task up again, the two updates
-    /// may interleave: the accounting is then off by one poll, never unsafe.)
-    fn settle_elastic_poll(&self, meta: &TaskMeta, poll_nanos: u64) {
-        let admission = &self.shared.admission;
-        admission.add_cpu_time(poll_nanos);
-        let used = meta.grant_used().unwrap_or(0).saturating_add(poll_nanos);
-        if used >= admission.config().grant.as_nanos() as u64 {
-            admission.settle(std::time::Duration::from_nanos(used));
-            meta.set_grant_used(None);
-            meta.end_stretch_grant(admission.config().grant.as_nanos() as u64);
-        } else {
-            meta.set_grant_used(Some(used));
-        }
-    }
-
-    /// Ends the current stretch of an elastic poll at `now` (a yield point
-    /// or the end of the poll): a stretch longer than the latency target
-    /// marks the task coarse (see `admission/slots.rs`).
-    pub(crate) fn note_stretch(&self, task: &TaskMeta, now: u64) {
-        let stretch = now.saturating_sub(self.stretch_started.replace(now));
-        let config = self.shared.admission.config();
-        if stretch > config.target.as_nanos() as u64 {
-            task.note_long_stretch(stretch, config.grant.as_nanos() as u64);
-        }
-    }
-
-    /// Whether the current poll holds a coarse slot.
-    pub(crate) fn holds_coarse_slot(&self) -> bool {
-        self.holds_coarse_slot.get()
-    }
-
-    /// When the current poll started (runtime-clock ns; 0 if not timed).
-    pub(crate) fn poll_started(&self) -> u64 {
-        self.poll_started.get()
-    }
-
-    /// Nanoseconds of the current elastic poll not charged to its grant
-    /// (covered by a spare while this thread used no CPU).
-    pub(crate) fn uncharged(&self) -> u64 {
-        self.uncharged.get()
-    }
-
-    /// Resumes the longest-parked task of the yield queue: wakes it (which
-    /// schedules it onto this worker's deque, with no notification) and
-    /// takes it, recording how long it waited. A wake-up that brings no
-    /// task here (its task was woken already, or the waker is not a brigade
-    /// task's) is used up and the next one tried.
+    /// Resumes the longest-parked task of the yield queue. A wake-up that
+    /// brings no task (its task was woken already) is used up and the next
+    /// one tried.
     fn take_from_yield_queue(&self) -> Option<Runnable> {
-        while let Some(yielded) = self.shared.yield_queue.pop() {
-            let waited = self.shared.clock_nanos().saturating_sub(yielded.at());
-            self.shared
-                .metrics
-                .worker(self.index)
-                .yield_delay
-                .record(waited);
-            self.wakes_for_itself.set(true);
-            yielded.wake();
-            self.wakes_for_itself.set(false);
-            if let Some(runnable) = self.local.pop() {
-                return Some(runnable);
+        while let Some(parked) = self.shared.yield_queue.pop() {
+            let (runnable, now) = self.resume(parked);
+            self.shared.yield_rescue.note_served(now);
+            if runnable.is_some() {
+                return runnable;
             }
         }
         None
+    }
+
+    /// The starvation bound (`yield_rescue.rs`): at a new epoch, takes the
+    /// head of the yield queue if it is overdue and this worker wins the
+    /// rescue, and gives the task a slice.
+    fn rescue_overdue(&self) -> Option<Runnable> {
+        let shared = &self.shared;
+        let head_at = shared.yield_queue.head_at()?;
+        let now = shared.clock_nanos();
+        if !shared.yield_rescue.try_claim(head_at, now) {
+            return None;
+        }
+        let runnable = self.resume(shared.yield_queue.pop()?).0?;
+        self.slice.start(runnable.metadata().id(), now);
+        tracing::trace!(
+            target: "brigade::yield_queue",
+            task = runnable.metadata().id(),
+            waited_ms = now.saturating_sub(head_at) / 1_000_000,
+            "overdue task rescued from the yield queue"
+        );
+        Some(runnable)
+    }
+
+    /// Takes a parked task out for this worker to run, recording how long
+    /// it waited (and returning the time now): a deferred wake-up is
+    /// delivered in [`WakeMode::Resume`], which hands the task straight
+    /// back instead of queueing it.
+    fn resume(&self, parked: Parked) -> (Option<Runnable>, u64) {
+        let now = self.shared.clock_nanos();
+        let waited = now.saturating_sub(parked.at);
+        self.shared
+            .metrics
+            .worker(self.index)
+            .yield_delay
+            .record(waited);
+        let runnable = match parked.entry {
+            Entry::Run(runnable) => Some(runnable),
+            Entry::Wake(yielded) => {
+                let mode = self.wake_mode.replace(WakeMode::Resume);
+                yielded.wake();
+                self.wake_mode.set(mode);
+                self.resumed.take()
+            }
+        };
+        (runnable, now)
     }
 
     fn park(&self) {
@@ -578,7 +606,7 @@ impl Core {
             parker.park_timeout(timeout);
         };
         let has_local_work = || !self.local.is_empty();
-        self.wakes_for_itself.set(true);
+        self.wake_mode.set(WakeMode::Silent);
         let searching = shared.idle.park(
             self.index,
             self.searching.get(),
@@ -586,7 +614,7 @@ impl Core {
             sleep,
             has_local_work,
         );
-        self.wakes_for_itself.set(false);
+        self.wake_mode.set(WakeMode::Notify);
         self.searching.set(searching);
         // Events dispatched during the park queued tasks here without a
         // notification; share any beyond the one this worker runs next.

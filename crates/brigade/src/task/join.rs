@@ -89,6 +89,9 @@ impl<T> JoinHandle<T> {
         meta.cancel();
         if let Some(key) = meta.registry_key() {
             meta.shared().registry.wake(key, meta.id());
+            // A background task waiting in the yield queue is already
+            // scheduled, so the wake-up does nothing for it.
+            meta.shared().evict_aborted();
         }
     }
 

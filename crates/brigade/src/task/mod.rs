@@ -1,4 +1,5 @@
-//! Tasks: [`JoinHandle`], [`JoinError`] and [`block_in_place`].
+//! Tasks: [`JoinHandle`], [`JoinError`], [`block_in_place`], and spawning
+//! with options: [`Builder`] and [`TaskClass`].
 //
 // Inside the crate: the per-task scheduler state, spawning, and the
 // handles users get. A task is an `async-task` allocation holding the future (wrapped in a
@@ -7,22 +8,28 @@
 // with the per-task flags the scheduler needs.
 
 mod block_in_place;
+mod builder;
 mod cancel;
+pub(crate) mod class;
 pub(crate) mod harness;
 mod join;
 pub(crate) mod registry;
 
 use std::panic::Location;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicU64, Ordering as StdOrdering};
+use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
 pub use block_in_place::block_in_place;
+pub use builder::Builder;
+pub use class::TaskClass;
 pub use join::{JoinError, JoinHandle};
 
+use crate::admission::ElasticState;
 use crate::runtime::Shared;
 use crate::runtime::idle::Idle;
 use crate::sync::{AtomicBool, Ordering};
 use cancel::CancelState;
+use class::Policy;
 
 /// The `Runnable` type every scheduler queue holds.
 pub(crate) type Runnable = async_task::Runnable<TaskMeta>;
@@ -80,29 +87,14 @@ pub(crate) struct TaskMeta {
     moved_to_back: AtomicBool,
     /// Where the task was spawned, for the long-poll warning.
     location: &'static Location<'static>,
-    /// Runs under elastic admission (`spawn_elastic`).
-    elastic: bool,
-    /// Elastic tasks: CPU nanoseconds used of the current grant, or
-    /// [`NO_GRANT`]. Written by the worker polling the task (and by the
-    /// monitor thread before it re-queues an admitted task); the queue
-    /// handoff orders those writes.
-    grant_used: AtomicU64,
-    /// Elastic tasks: whether the task is coarse, its polls capped by the
-    /// admission layer's coarse slots (`admission/slots.rs`).
-    coarse: StdAtomicBool,
-    /// Elastic tasks: nanoseconds of the current grant spent in stretches
-    /// longer than the latency target. Like `coarse`, written only by the
-    /// worker polling the task; the queue handoff orders the writes with the
-    /// next poll's reads, so `Relaxed` is enough.
-    long_stretch_nanos: AtomicU64,
+    /// How the scheduler treats the task, and the state its class needs
+    /// (`class.rs`).
+    policy: Policy,
     /// When the task became runnable, in runtime-clock nanoseconds, if this
     /// schedule was sampled for the scheduling-latency histogram; else 0.
     /// Written before the task is pushed to a queue, read after it is popped.
     scheduled_at: AtomicU64,
 }
-
-/// `grant_used` of an elastic task that holds no grant.
-const NO_GRANT: u64 = u64::MAX;
 
 // SAFETY: `shared` is only ever turned into a `&Shared`, and `Shared` is
 // `Sync`; the pointer stays valid for as long as the header exists (see the
@@ -121,7 +113,7 @@ impl TaskMeta {
         registry_key: Option<usize>,
         id: u64,
         location: &'static Location<'static>,
-        elastic: bool,
+        policy: Policy,
     ) -> Self {
         TaskMeta {
             id,
@@ -131,10 +123,7 @@ impl TaskMeta {
             in_yield_queue: AtomicBool::new(false),
             moved_to_back: AtomicBool::new(false),
             location,
-            elastic,
-            grant_used: AtomicU64::new(NO_GRANT),
-            coarse: StdAtomicBool::new(false),
-            long_stretch_nanos: AtomicU64::new(0),
+            policy,
             scheduled_at: AtomicU64::new(0),
         }
     }
@@ -143,49 +132,16 @@ impl TaskMeta {
         self.location
     }
 
-    pub(crate) fn is_elastic(&self) -> bool {
-        self.elastic
+    /// How the scheduler treats the task.
+    #[inline]
+    pub(crate) fn policy(&self) -> &Policy {
+        &self.policy
     }
 
-    /// CPU used of the current grant, or `None` without a grant.
-    pub(crate) fn grant_used(&self) -> Option<u64> {
-        let used = self.grant_used.load(StdOrdering::Relaxed);
-        (used != NO_GRANT).then_some(used)
-    }
-
-    /// Sets the CPU used of the current grant: `Some(0)` starts one, `None`
-    /// ends it.
-    pub(crate) fn set_grant_used(&self, used: Option<u64>) {
-        self.grant_used
-            .store(used.unwrap_or(NO_GRANT), StdOrdering::Relaxed);
-    }
-
-    /// Whether the task counts as coarse: during this grant or the last
-    /// one, more than half the grant went in stretches longer than the
-    /// latency target between two yield points.
-    pub(crate) fn is_coarse(&self) -> bool {
-        self.coarse.load(StdOrdering::Relaxed)
-    }
-
-    /// Books a stretch between yield points that was longer than the
-    /// latency target. Half the grant, not one stretch, makes a task
-    /// coarse: a thread the OS takes off its CPU for a few milliseconds
-    /// makes an occasional long stretch out of well-yielding work.
-    pub(crate) fn note_long_stretch(&self, nanos: u64, grant_nanos: u64) {
-        let total = self.long_stretch_nanos.load(StdOrdering::Relaxed) + nanos;
-        self.long_stretch_nanos.store(total, StdOrdering::Relaxed);
-        if total >= grant_nanos / 2 {
-            self.coarse.store(true, StdOrdering::Relaxed);
-        }
-    }
-
-    /// At the end of a grant: the task stays coarse only if this grant made
-    /// it so, so a task that mends its ways is uncapped again after one
-    /// clean grant.
-    pub(crate) fn end_stretch_grant(&self, grant_nanos: u64) {
-        let total = self.long_stretch_nanos.swap(0, StdOrdering::Relaxed);
-        self.coarse
-            .store(total >= grant_nanos / 2, StdOrdering::Relaxed);
+    /// The elastic admission state, for an elastic task.
+    #[inline]
+    pub(crate) fn elastic(&self) -> Option<&ElasticState> {
+        self.policy.elastic()
     }
 
     /// Marks this schedule as sampled at `now` (runtime-clock ns).

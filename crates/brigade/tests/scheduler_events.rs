@@ -1,19 +1,22 @@
-//! The events a stuck worker produces: long-poll warnings while the stretch
-//! runs (at the threshold, past 10× and 100× it) and when it ends, naming
-//! the spawn site, and an info event for each compensation. Its own test
-//! binary, because it installs a global `tracing` subscriber (the events
-//! come from the runtime's monitor thread).
+//! The `tracing` events the scheduler produces: for a stuck worker,
+//! long-poll warnings while the stretch runs (at the threshold, past 10×
+//! and 100× it) and when it ends, naming the spawn site, and an info event
+//! for each compensation; for a task that changes class, a debug event at
+//! its demotion and at its promotion. Its own test binary, because it
+//! installs a global `tracing` subscriber (the events come from the
+//! runtime's threads).
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use common::{TIMEOUT_SECS, wait_until, with_timeout};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::SubscriberExt;
 
-/// Collects `target level fields` of every event from brigade at info or above.
+/// Collects `target level fields` of every event from brigade at info or
+/// above, and of the task-class events (debug).
 #[derive(Clone, Default)]
 struct Events(Arc<Mutex<Vec<String>>>);
 
@@ -28,12 +31,29 @@ impl Visit for Fields {
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
         let metadata = event.metadata();
-        if metadata.target().starts_with("brigade") && *metadata.level() <= tracing::Level::INFO {
+        let wanted =
+            *metadata.level() <= tracing::Level::INFO || metadata.target() == "brigade::class";
+        if metadata.target().starts_with("brigade") && wanted {
             let mut fields = Fields(format!("{} {} ", metadata.target(), metadata.level()));
             event.record(&mut fields);
             self.0.lock().unwrap().push(fields.0);
         }
     }
+}
+
+/// The events of this test binary, collected from the first call on.
+fn events() -> Events {
+    static EVENTS: OnceLock<Events> = OnceLock::new();
+    EVENTS
+        .get_or_init(|| {
+            let events = Events::default();
+            tracing::subscriber::set_global_default(
+                tracing_subscriber::registry().with(events.clone()),
+            )
+            .expect("install the capturing subscriber");
+            events
+        })
+        .clone()
 }
 
 impl Events {
@@ -50,9 +70,7 @@ impl Events {
 
 #[test]
 fn a_stuck_worker_is_reported_while_stuck_and_compensated() {
-    let events = Events::default();
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(events.clone()))
-        .expect("install the capturing subscriber");
+    let events = events();
     with_timeout(TIMEOUT_SECS, move || {
         let rt = brigade::Builder::new()
             .worker_threads(1)
@@ -63,7 +81,7 @@ fn a_stuck_worker_is_reported_while_stuck_and_compensated() {
         let (release, stuck) = std::sync::mpsc::channel::<()>();
         #[rustfmt::skip]
         let (blocker, line) = (rt.spawn(async move { stuck.recv_timeout(common::TIMEOUT).unwrap() }), line!());
-        let site = format!("tests/compensation_events.rs:{line}");
+        let site = format!("tests/scheduler_events.rs:{line}");
         let running = ["brigade::long_poll WARN", "running=true", site.as_str()];
         wait_until("the stuck stretch is reported", || {
             !events.matching(&running).is_empty()
@@ -85,5 +103,34 @@ fn a_stuck_worker_is_reported_while_stuck_and_compensated() {
         wait_until("the end is reported", || events.matching(&ended).len() == 1);
         assert_eq!(rt.metrics().long_polls(), 1, "counted once");
         assert_eq!(events.matching(&compensated).len(), 1, "one compensation");
+    });
+}
+
+#[test]
+fn a_demotion_and_a_promotion_are_reported_with_the_spawn_site() {
+    let events = events();
+    with_timeout(TIMEOUT_SECS, move || {
+        let rt = brigade::Builder::new().worker_threads(1).build().unwrap();
+        let demote_then_wait = async {
+            for _ in 0..10 {
+                brigade::yield_now().await;
+            }
+            brigade::time::sleep(Duration::from_millis(1)).await;
+        };
+        let (task, line) = (rt.spawn(demote_then_wait), line!());
+        rt.block_on(task).unwrap();
+        let site = format!("tests/scheduler_events.rs:{line}");
+        let demoted = [
+            "brigade::class DEBUG",
+            "demoted to background",
+            site.as_str(),
+        ];
+        let promoted = [
+            "brigade::class DEBUG",
+            "promoted to foreground",
+            site.as_str(),
+        ];
+        assert_eq!(events.matching(&demoted).len(), 1);
+        assert_eq!(events.matching(&promoted).len(), 1);
     });
 }

@@ -1,0 +1,225 @@
+//! The starvation bound of the yield queue.
+//!
+//! The yield queue runs only when nothing else waits (`yield_queue.rs`), so
+//! under a flood of foreground work that never lets up, yielded background
+//! work would wait for ever. The bound:
+//!
+//! 1. **Overdue.** The queue is *overdue* when its head has waited longer
+//!    than `max_yield_delay` ([`DEFAULT_MAX_YIELD_DELAY`], 50 ms, by
+//!    default) and no worker has taken an entry out the usual way (having
+//!    nothing else to do) for as long. A queue that is served now and then
+//!    is not overdue, however long it is: its entries wait their turn, and
+//!    the foreground is not taxed for them. A worker looks once per ≈ 33 µs
+//!    epoch (at its periodic driver poll, `worker.rs`); when the queue is
+//!    overdue, it takes the head out ahead of its own deque: a *rescue*.
+//!
+//!    The same test, in `yield_if_busy()`'s amortised checks (`coop.rs`),
+//!    makes a yielder that keeps going while others wait in the queue step
+//!    aside for them: without it, yielders that never need to give way to
+//!    foreground work never let queued yielders run either.
+//! 2. **A slice.** The rescued task then runs as if nothing waited for
+//!    [`RESCUE_SLICE`] (1 ms): its `yield_if_busy()` calls continue, and its
+//!    self-wakes are not parked, until the slice ends. One poll per rescue
+//!    would not be enough: a task with 50 µs units would get 50 µs every
+//!    `max_yield_delay`, 0.1% of a worker.
+//! 3. **A rate limit.** Rescues, runtime-wide, are at least
+//!    `RESCUE_SLICE / (RESCUE_SHARE_PERCENT % × workers)` apart, so however
+//!    many tasks starve, rescued work takes at most
+//!    [`RESCUE_SHARE_PERCENT`] (4%) of the workers, and foreground work
+//!    keeps at least 96% of them.
+//!
+//! With two workers and two starving tasks (`examples/flood.rs`), each task
+//! is rescued about every 50–63 ms and gets 1 ms: about 2% of the workers
+//! between them, with a yield delay of at most about 63 ms. With many
+//! starving tasks the share stays at most 4% and the delay grows with their
+//! number (n × 1 ms / 4% of the workers); the bound on the delay holds for
+//! a few tasks, the bound on the share always.
+//!
+//! The trade-off: while rescued work runs, the foreground on that worker
+//! waits up to one slice. That happens only once the yield queue has
+//! starved for `max_yield_delay`, that is, when the runtime is overloaded;
+//! a runtime that serves its foreground and still has spare time never
+//! rescues anything, and its foreground latency does not change. A shorter
+//! `max_yield_delay` rescues sooner under overload and so takes a slice
+//! from the foreground more often, up to the 4% cap.
+//!
+//! ## Protocol
+//! `next_at` is claimed with a compare-exchange: of the workers that see
+//! the queue overdue in the same window, one wins and the others go on as
+//! usual. The head's age (`YieldQueue::head_at`) and `served_at` are hints:
+//! the winner pops whatever the head is by then, and the slice is the
+//! winning worker's own ([`Slice`]). Nothing else depends on the outcome,
+//! so every access is `Relaxed`; statistics-style words, hence `std`
+//! atomics.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The default of [`Builder::max_yield_delay`](crate::Builder::max_yield_delay).
+pub const DEFAULT_MAX_YIELD_DELAY: Duration = Duration::from_millis(50);
+
+/// How long a rescued task runs as if nothing waited: the default latency
+/// target of elastic admission, the delay a foreground task may see from it.
+pub(crate) const RESCUE_SLICE: Duration = Duration::from_millis(1);
+
+/// The most of the workers' time that rescues may take, in 1/100.
+pub(crate) const RESCUE_SHARE_PERCENT: u64 = 4;
+
+/// The runtime-wide rescue state.
+pub(crate) struct YieldRescue {
+    /// `max_yield_delay` in nanoseconds; `u64::MAX` when off.
+    max_delay: u64,
+    /// The least time between two rescues, in nanoseconds.
+    interval: u64,
+    /// No rescue before this runtime-clock time.
+    next_at: AtomicU64,
+    /// When a worker last took an entry out the usual way, having nothing
+    /// else to do (runtime-clock ns).
+    served_at: AtomicU64,
+    /// How many rescues there were (statistics).
+    rescues: AtomicU64,
+}
+
+impl YieldRescue {
+    pub(crate) fn new(max_delay: Option<Duration>, num_workers: usize) -> Self {
+        let slice = RESCUE_SLICE.as_nanos() as u64;
+        YieldRescue {
+            max_delay: max_delay.map_or(u64::MAX, |delay| delay.as_nanos() as u64),
+            interval: slice * 100 / (RESCUE_SHARE_PERCENT * num_workers.max(1) as u64),
+            next_at: AtomicU64::new(0),
+            served_at: AtomicU64::new(0),
+            rescues: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the queue, whose head was parked at `head_at`, is overdue at
+    /// `now`: neither the head was parked nor any entry was served for
+    /// `max_yield_delay`.
+    pub(crate) fn is_overdue(&self, head_at: u64, now: u64) -> bool {
+        let served_at = self.served_at.load(Ordering::Relaxed);
+        now.saturating_sub(head_at.max(served_at)) >= self.max_delay
+    }
+
+    /// A worker took an entry out the usual way at `now`.
+    pub(crate) fn note_served(&self, now: u64) {
+        if self.max_delay != u64::MAX {
+            self.served_at.store(now, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the queue is overdue (see [`is_overdue`](Self::is_overdue))
+    /// and this caller won the right to rescue its head now (see the
+    /// module docs).
+    pub(crate) fn try_claim(&self, head_at: u64, now: u64) -> bool {
+        if !self.is_overdue(head_at, now) {
+            return false;
+        }
+        let next_at = self.next_at.load(Ordering::Relaxed);
+        if now < next_at {
+            return false;
+        }
+        let claimed = self
+            .next_at
+            .compare_exchange(
+                next_at,
+                now + self.interval,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if claimed {
+            self.rescues.fetch_add(1, Ordering::Relaxed);
+        }
+        claimed
+    }
+
+    /// How many tasks were rescued since the runtime started.
+    pub(crate) fn rescues(&self) -> u64 {
+        self.rescues.load(Ordering::Relaxed)
+    }
+}
+
+/// One worker's current slice: which task runs as if nothing waited, until
+/// when. Only its worker's thread touches it.
+pub(crate) struct Slice {
+    /// The task's id, or 0 (task ids start at 1).
+    task: Cell<u64>,
+    /// Runtime-clock nanoseconds.
+    until: Cell<u64>,
+}
+
+impl Slice {
+    pub(crate) fn new() -> Self {
+        Slice {
+            task: Cell::new(0),
+            until: Cell::new(0),
+        }
+    }
+
+    /// Gives `task` a slice from `now`.
+    pub(crate) fn start(&self, task: u64, now: u64) {
+        self.task.set(task);
+        self.until
+            .set(now.saturating_add(RESCUE_SLICE.as_nanos() as u64));
+    }
+
+    /// Whether `task` holds the slice; `now` is read only if it does. An
+    /// expired slice is ended.
+    #[inline]
+    pub(crate) fn holds(&self, task: u64, now: impl FnOnce() -> u64) -> bool {
+        if self.task.get() != task {
+            return false;
+        }
+        if now() < self.until.get() {
+            return true;
+        }
+        self.task.set(0);
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn only_an_overdue_head_is_rescued_and_rescues_are_spaced() {
+        let rescue = YieldRescue::new(Some(Duration::from_millis(50)), 2);
+        // 1 ms / (4% of 2 workers) = 12.5 ms between rescues.
+        assert_eq!(rescue.interval, 12_500_000);
+        assert!(!rescue.try_claim(10 * MS, 59 * MS));
+        assert!(rescue.try_claim(10 * MS, 60 * MS));
+        assert!(!rescue.try_claim(10 * MS, 70 * MS));
+        assert!(rescue.try_claim(10 * MS, 73 * MS));
+        assert_eq!(rescue.rescues(), 2);
+    }
+
+    #[test]
+    fn a_queue_served_now_and_then_is_not_overdue() {
+        let rescue = YieldRescue::new(Some(Duration::from_millis(50)), 2);
+        rescue.note_served(40 * MS);
+        assert!(!rescue.is_overdue(10 * MS, 89 * MS));
+        assert!(!rescue.try_claim(10 * MS, 89 * MS));
+        assert!(rescue.is_overdue(10 * MS, 90 * MS));
+    }
+
+    #[test]
+    fn off_means_never() {
+        let rescue = YieldRescue::new(None, 2);
+        assert!(!rescue.try_claim(0, u64::MAX - 1));
+    }
+
+    #[test]
+    fn a_slice_holds_for_its_task_until_it_ends() {
+        let slice = Slice::new();
+        slice.start(7, 100);
+        assert!(slice.holds(7, || 100 + MS - 1));
+        assert!(!slice.holds(8, || unreachable!("the clock is read for the holder only")));
+        assert!(!slice.holds(7, || 100 + MS));
+        // Ended for good.
+        assert!(!slice.holds(7, || 0));
+    }
+}

@@ -1,0 +1,85 @@
+//! [`Builder`]: spawning a task with options.
+
+use std::future::Future;
+use std::panic::Location;
+
+use super::{JoinHandle, TaskClass};
+use crate::runtime::{Handle, context};
+
+/// Spawns a task with options, in the style of tokio's `task::Builder`.
+///
+/// [`spawn`](crate::spawn) is `Builder::new().spawn(..)`, and
+/// [`spawn_elastic`](crate::spawn_elastic) is
+/// `Builder::new().class(TaskClass::Elastic).spawn(..)`.
+///
+/// # Examples
+///
+/// A request handler that yields while it serves, and must never be treated
+/// as background work:
+///
+/// ```
+/// use brigade::task::{Builder, TaskClass};
+///
+/// let rt = brigade::Runtime::new()?;
+/// let handle = rt.handle();
+/// // From any thread, with `spawn_on`.
+/// let reply = Builder::new()
+///     .class(TaskClass::Foreground)
+///     .spawn_on(
+///         async {
+///             for _chunk in 0..8 {
+///                 brigade::yield_now().await;
+///             }
+///             "done"
+///         },
+///         &handle,
+///     );
+/// assert_eq!(rt.block_on(reply).unwrap(), "done");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use = "a task Builder spawns nothing until `spawn` is called"]
+pub struct Builder {
+    class: TaskClass,
+}
+
+impl Builder {
+    /// Options for a plain [`spawn`](crate::spawn): class
+    /// [`TaskClass::Auto`].
+    pub fn new() -> Self {
+        Builder::default()
+    }
+
+    /// How the scheduler treats the task (see [`TaskClass`]).
+    pub fn class(mut self, class: TaskClass) -> Self {
+        self.class = class;
+        self
+    }
+
+    /// Spawns the task on the current runtime.
+    ///
+    /// # Panics
+    /// Outside a runtime context, like [`spawn`](crate::spawn). Use
+    /// [`spawn_on`](Self::spawn_on) from other threads.
+    #[track_caller]
+    pub fn spawn<F>(self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let location = Location::caller();
+        context::with_current("brigade::task::Builder::spawn", |handle| {
+            handle.shared.spawn(future, location, self.class)
+        })
+    }
+
+    /// Spawns the task on the runtime of `handle`, from any thread.
+    #[track_caller]
+    pub fn spawn_on<F>(self, future: F, handle: &Handle) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        handle.shared.spawn(future, Location::caller(), self.class)
+    }
+}

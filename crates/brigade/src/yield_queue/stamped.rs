@@ -1,0 +1,170 @@
+//! The yield queue's storage: a FIFO of items stamped with when they were
+//! pushed, whose head's stamp can be read without the lock.
+//!
+//! ## Protocol
+//! The items are under a mutex. `head_at` mirrors the head item's stamp
+//! ([`EMPTY`] when there is none): written under the lock by every push,
+//! pop and removal, read without it by [`StampedQueue::is_empty`] and
+//! [`StampedQueue::head_at`]. Those reads publish nothing (a reader that
+//! wants an item takes the lock), so they only need to be ordered with the
+//! park protocol's fences: a pusher calls `Idle::notify_one` after its
+//! push, which fences (`SeqCst`) before it loads the idle state, and a
+//! parking worker fences between counting itself idle and its `is_empty`
+//! check, so either the parker sees the item or the pusher sees the parker
+//! (`runtime/idle.rs`, "The race this closes"). The stores and loads of
+//! `head_at` are therefore `Relaxed`; `loom_models` checks the race against
+//! this queue itself, not a stand-in.
+//!
+//! [`StampedQueue::push`] also looks at the item under the lock, after the
+//! items pushed before it and before those pushed after it: the yield queue
+//! uses that to close a race with a concurrent sweep (`take_where`), see
+//! `Shared::evict_aborted`.
+
+use std::collections::VecDeque;
+
+use crate::sync::{AtomicU64, Mutex, Ordering, lock};
+
+/// `head_at` of an empty queue.
+const EMPTY: u64 = u64::MAX;
+
+/// A FIFO of `(item, stamp)` pairs; see the module docs.
+pub(crate) struct StampedQueue<T> {
+    items: Mutex<VecDeque<(T, u64)>>,
+    /// The head item's stamp, or [`EMPTY`].
+    head_at: AtomicU64,
+}
+
+impl<T> StampedQueue<T> {
+    pub(crate) fn new() -> Self {
+        StampedQueue {
+            items: Mutex::new(VecDeque::new()),
+            head_at: AtomicU64::new(EMPTY),
+        }
+    }
+
+    /// Pushes `item` stamped `at` (not `u64::MAX`), and returns what `look`
+    /// says of it, asked under the lock.
+    pub(crate) fn push<R>(&self, item: T, at: u64, look: impl FnOnce(&T) -> R) -> R {
+        let mut items = lock(&self.items);
+        let seen = look(&item);
+        if items.is_empty() {
+            self.head_at.store(at, Ordering::Relaxed);
+        }
+        items.push_back((item, at));
+        seen
+    }
+
+    /// Takes the oldest item, with its stamp.
+    pub(crate) fn pop(&self) -> Option<(T, u64)> {
+        let mut items = lock(&self.items);
+        let popped = items.pop_front()?;
+        self.store_head(&items);
+        Some(popped)
+    }
+
+    /// Takes out, in order, every item `take` selects (as `Ok(taken)`),
+    /// wherever it is in the queue.
+    pub(crate) fn take_where<U>(&self, mut take: impl FnMut(T) -> Result<U, T>) -> Vec<U> {
+        // Always under the lock, even when `head_at` says empty: the race
+        // with `push` that the caller closes relies on the lock's order (an
+        // unlocked look could miss an item pushed just before; the loom
+        // model below finds that interleaving).
+        let mut taken = Vec::new();
+        let mut items = lock(&self.items);
+        let mut kept = VecDeque::with_capacity(items.len());
+        for (item, at) in items.drain(..) {
+            match take(item) {
+                Ok(out) => taken.push(out),
+                Err(item) => kept.push_back((item, at)),
+            }
+        }
+        *items = kept;
+        self.store_head(&items);
+        taken
+    }
+
+    fn store_head(&self, items: &VecDeque<(T, u64)>) {
+        let head_at = items.front().map_or(EMPTY, |(_, at)| *at);
+        self.head_at.store(head_at, Ordering::Relaxed);
+    }
+
+    /// Whether the queue is empty (a hint; see the module docs).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head_at.load(Ordering::Relaxed) == EMPTY
+    }
+
+    /// The oldest item's stamp, if there is one (a hint).
+    pub(crate) fn head_at(&self) -> Option<u64> {
+        let at = self.head_at.load(Ordering::Relaxed);
+        (at != EMPTY).then_some(at)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.items).len()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_stamp_follows_pushes_pops_and_removals() {
+        let queue = StampedQueue::new();
+        assert!(queue.is_empty() && queue.head_at().is_none());
+        assert!(queue.push(1, 10, |item| *item == 1));
+        queue.push(2, 20, |_| ());
+        queue.push(3, 30, |_| ());
+        assert_eq!(queue.head_at(), Some(10));
+        assert_eq!(
+            queue.take_where(|item| if item != 2 { Ok(item) } else { Err(item) }),
+            [1, 3]
+        );
+        assert_eq!((queue.head_at(), queue.len()), (Some(20), 1));
+        assert_eq!(queue.pop(), Some((2, 20)));
+        assert!(queue.is_empty() && queue.pop().is_none());
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    //! Run with `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`.
+    use super::*;
+    use crate::sync::AtomicBool;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// An abort (set the flag, then sweep) races with a park (push, looking
+    /// at the flag under the lock, then sweep if it was set): the aborted
+    /// entry never stays in the queue, and is taken out exactly once.
+    #[test]
+    fn an_abort_never_misses_an_entry_pushed_concurrently() {
+        loom::model(|| {
+            let queue = Arc::new(StampedQueue::<Arc<AtomicBool>>::new());
+            let aborted = Arc::new(AtomicBool::new(false));
+            let sweep = |queue: &StampedQueue<Arc<AtomicBool>>| {
+                queue
+                    .take_where(|flag| {
+                        if flag.load(Ordering::Acquire) {
+                            Ok(())
+                        } else {
+                            Err(flag)
+                        }
+                    })
+                    .len()
+            };
+            let aborter = {
+                let (queue, aborted) = (queue.clone(), aborted.clone());
+                thread::spawn(move || {
+                    aborted.store(true, Ordering::Release);
+                    sweep(&queue)
+                })
+            };
+            let seen = queue.push(aborted.clone(), 1, |flag| flag.load(Ordering::Acquire));
+            let mut evicted = if seen { sweep(&queue) } else { 0 };
+            evicted += aborter.join().unwrap();
+            assert_eq!(evicted, 1);
+            assert!(queue.is_empty());
+        });
+    }
+}
