@@ -9,3 +9,5 @@ pub mod flood;
 pub mod http_import;
 pub mod mixed_load;
 pub mod stuck_worker;
+#[cfg(feature = "tokio-compat")]
+pub mod tokio_client;

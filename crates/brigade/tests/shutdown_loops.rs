@@ -327,14 +327,21 @@ fn outside_wakes_leave_at_most_one_yield_queue_entry_per_task() {
     with_timeout(30, || {
         let rt = Builder::new().worker_threads(1).build().unwrap();
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        // Something always waits in the only worker's deque.
+        // Something always waits in the only worker's deque: a foreground
+        // task (an automatic one would be demoted to background, and take
+        // turns through the yield queue itself).
         let spinner = {
             let stop = stop.clone();
-            rt.spawn(async move {
-                while !stop.load(Ordering::Relaxed) {
-                    brigade::yield_now().await;
-                }
-            })
+            brigade::task::Builder::new()
+                .class(brigade::task::TaskClass::Foreground)
+                .spawn_on(
+                    async move {
+                        while !stop.load(Ordering::Relaxed) {
+                            brigade::yield_now().await;
+                        }
+                    },
+                    &rt.handle(),
+                )
         };
         let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
         let steps = Arc::new(AtomicUsize::new(0));

@@ -40,6 +40,8 @@ pub struct Builder {
     pub(crate) max_spare_workers: Option<usize>,
     pub(crate) demote_background: bool,
     pub(crate) max_yield_delay: Option<Duration>,
+    #[cfg(feature = "tokio-compat")]
+    pub(crate) tokio_compat: bool,
 }
 
 /// Default of [`Builder::latency_sample_every`]: one schedule in 64.
@@ -92,6 +94,8 @@ impl Builder {
             max_spare_workers: None,
             demote_background: true,
             max_yield_delay: Some(DEFAULT_MAX_YIELD_DELAY),
+            #[cfg(feature = "tokio-compat")]
+            tokio_compat: true,
         }
     }
 
@@ -334,6 +338,38 @@ impl Builder {
         self
     }
 
+    /// Feature `tokio-compat`: whether tokio-based code (`tokio::net`,
+    /// `tokio::time`, `tokio::spawn`, and the crates built on them) works
+    /// inside this runtime's tasks. Default: `true`.
+    ///
+    /// The runtime then starts a tokio runtime of its own (one thread that
+    /// drives tokio's I/O and timers and runs `tokio::spawn`ed tasks, plus
+    /// tokio's blocking pool on demand), enters its context on every thread
+    /// that polls brigade tasks, and shuts it down with itself. The cost: an
+    /// extra thread, and a cross-thread wake-up for each tokio I/O or timer
+    /// event. brigade's own [`net`](crate::net) and [`time`](crate::time)
+    /// avoid both; use them in new code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Builder::new().worker_threads(1).build()?;
+    /// rt.block_on(async {
+    ///     // tokio's timer inside a brigade task.
+    ///     brigade::spawn(async {
+    ///         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    ///     })
+    ///     .await
+    ///     .unwrap();
+    /// });
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    #[cfg(feature = "tokio-compat")]
+    pub fn tokio_compat(&mut self, enabled: bool) -> &mut Self {
+        self.tokio_compat = enabled;
+        self
+    }
+
     /// Validates the settings and starts the runtime's worker threads.
     pub fn build(&mut self) -> Result<Runtime, BuildError> {
         let workers = self.resolved_worker_threads()?;
@@ -465,6 +501,14 @@ impl BuildError {
     pub(crate) fn spawn_failed(error: std::io::Error) -> Self {
         BuildError {
             message: format!("could not start a worker thread: {error}"),
+            source: Some(error),
+        }
+    }
+
+    #[cfg(feature = "tokio-compat")]
+    pub(crate) fn tokio_compat_failed(error: std::io::Error) -> Self {
+        BuildError {
+            message: format!("tokio_compat: could not start the tokio runtime: {error}"),
             source: Some(error),
         }
     }

@@ -195,11 +195,12 @@ fn with_handle<R>(handle: Handle, in_block_on: bool, f: impl FnOnce() -> R) -> R
             drop(current);
         }
     }
+    let shared = handle.shared.clone();
     let _restore = Restore {
         handle: HANDLE.with(|current| current.borrow_mut().replace(handle)),
         in_block_on: IN_BLOCK_ON.with(|flag| flag.replace(in_block_on)),
     };
-    f()
+    shared.enter_tokio_compat(f)
 }
 
 /// Runs the worker loop `f` with this thread made the worker running `core`.

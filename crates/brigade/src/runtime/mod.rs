@@ -12,6 +12,8 @@ mod shared;
 mod shutdown;
 pub(crate) mod spare;
 pub(crate) mod thread_cpu;
+#[cfg(feature = "tokio-compat")]
+mod tokio_compat;
 pub(crate) mod worker;
 pub(crate) mod yield_rescue;
 
@@ -132,7 +134,8 @@ impl Runtime {
             thread_name: builder.thread_name.clone(),
             thread_stack_size: builder.thread_stack_size,
         };
-        let (shared, locals) = Shared::new(
+        #[cfg_attr(not(feature = "tokio-compat"), allow(unused_mut))]
+        let (mut shared, locals) = Shared::new(
             num_workers,
             locals,
             blocking,
@@ -140,6 +143,13 @@ impl Runtime {
             admission,
             config,
         );
+        #[cfg(feature = "tokio-compat")]
+        if builder.tokio_compat {
+            shared.tokio_compat = Some(
+                tokio_compat::TokioCompat::start(&builder.thread_name)
+                    .map_err(BuildError::tokio_compat_failed)?,
+            );
+        }
         let shared = Arc::new(shared);
         let running = Arc::new((Mutex::new(num_workers), Condvar::new()));
         let mut runtime = Runtime {

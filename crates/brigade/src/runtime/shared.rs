@@ -62,6 +62,10 @@ pub(crate) struct Shared {
     sample_every: AtomicU32,
     /// The shutdown flag and the tasks set aside to be dropped.
     pub(crate) shutdown: ShutdownState,
+    /// Feature `tokio-compat`: the tokio runtime whose context brigade's
+    /// threads enter (`tokio_compat.rs`).
+    #[cfg(feature = "tokio-compat")]
+    pub(crate) tokio_compat: Option<super::tokio_compat::TokioCompat>,
     /// Time zero for `clock_nanos`.
     start: Instant,
 }
@@ -128,9 +132,22 @@ impl Shared {
             stealers,
             blocking,
             shutdown: ShutdownState::new(),
+            #[cfg(feature = "tokio-compat")]
+            tokio_compat: None,
             start: Instant::now(),
         };
         (shared, locals)
+    }
+
+    /// Runs `f`, the whole time a thread serves this runtime, with the
+    /// tokio context entered if feature `tokio-compat` is on (see
+    /// `tokio_compat.rs`); otherwise just runs `f`.
+    pub(crate) fn enter_tokio_compat<R>(&self, f: impl FnOnce() -> R) -> R {
+        #[cfg(feature = "tokio-compat")]
+        if let Some(compat) = &self.tokio_compat {
+            return compat.enter(f);
+        }
+        f()
     }
 
     /// The configured number of workers (spares not counted).

@@ -49,6 +49,9 @@
 //!    case a straggling worker used up the wake-up).
 //! 10. **Blocking pool.** Queued `spawn_blocking` closures are dropped
 //!     unrun; running ones are waited for (until the deadline).
+//! 11. **tokio.** With feature `tokio-compat`, the runtime's tokio runtime
+//!     is shut down in the background (`tokio_compat.rs`): last, since
+//!     brigade tasks dropped in the steps before may hold tokio resources.
 //!
 //! After step 10 no runtime thread runs brigade code, except workers or
 //! blocking closures abandoned at a deadline, and the dropping thread itself
@@ -225,6 +228,10 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
     if !shared.blocking.shutdown(deadline) {
         // 10
         tracing::warn!("runtime shutdown timed out waiting for spawn_blocking closures");
+    }
+    #[cfg(feature = "tokio-compat")]
+    if let Some(compat) = &shared.tokio_compat {
+        compat.shut_down(); // 11
     }
     tracing::debug!("runtime shut down");
 }
