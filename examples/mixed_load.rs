@@ -28,6 +28,7 @@ fn main() {
     };
     println!();
     print!("{}", mixed_load::format_table(&outcomes));
+    println!();
     let relative = mixed_load::format_relative_throughput(&outcomes);
     if !relative.is_empty() {
         println!("\nbackground throughput relative to no yield points:");
@@ -37,14 +38,30 @@ fn main() {
         "Foreground latency, {} workers, {} background tasks × {} µs units",
         config.workers, config.background_tasks, config.unit_us
     );
-    let svg = mixed_load::render_svg(&outcomes, &title);
-    let written = config
-        .out
+    write_chart(&config.out, mixed_load::render_svg(&outcomes, &title));
+    let tradeoff = format!(
+        "Foreground p99 against background share, {} workers, {} background tasks × {} µs units",
+        config.workers, config.background_tasks, config.unit_us
+    );
+    write_chart(
+        &config.out.with_file_name(format!(
+            "{}_tradeoff.svg",
+            config
+                .out
+                .file_stem()
+                .map_or("mixed_load".into(), |stem| stem.to_string_lossy())
+        )),
+        mixed_load::render_tradeoff_svg(&outcomes, &tradeoff),
+    );
+}
+
+fn write_chart(path: &std::path::Path, svg: String) {
+    let written = path
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&config.out, svg));
+        .and_then(|()| std::fs::write(path, svg));
     match written {
-        Ok(()) => println!("\nchart written to {}", config.out.display()),
-        Err(error) => eprintln!("\ncould not write {}: {error}", config.out.display()),
+        Ok(()) => println!("chart written to {}", path.display()),
+        Err(error) => eprintln!("could not write {}: {error}", path.display()),
     }
 }

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use brigade_hyper::{BrigadeIo, BrigadeTimer};
+use brigade_hyper::{BrigadeExecutor, BrigadeIo, BrigadeTimer};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{CONTENT_TYPE, HeaderValue};
@@ -197,6 +197,7 @@ fn start_brigade(
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;
     let server_shared = shared.clone();
+    let http2 = config.http2;
     rt.spawn(async move {
         loop {
             let stream = match listener.accept().await {
@@ -210,13 +211,23 @@ fn start_brigade(
             };
             let _ = stream.set_nodelay(true);
             let service = Handler(server_shared.clone());
-            brigade::spawn(async move {
-                // Errors are clients going away mid-request: nothing to do.
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .timer(BrigadeTimer::new())
-                    .serve_connection(BrigadeIo::new(stream), service)
-                    .await;
-            });
+            // Errors are clients going away mid-request: nothing to do.
+            let io = BrigadeIo::new(stream);
+            if http2 {
+                brigade::spawn(async move {
+                    let _ = hyper::server::conn::http2::Builder::new(BrigadeExecutor::new())
+                        .timer(BrigadeTimer::new())
+                        .serve_connection(io, service)
+                        .await;
+                });
+            } else {
+                brigade::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(BrigadeTimer::new())
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
         }
     });
     let yielding = config.import == ImportMode::Yielding;
@@ -252,6 +263,7 @@ fn start_tokio(
     let listener = rt.block_on(tokio::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;
     let server_shared = shared.clone();
+    let http2 = config.http2;
     rt.spawn(async move {
         loop {
             let stream = match listener.accept().await {
@@ -264,12 +276,24 @@ fn start_tokio(
             };
             let _ = stream.set_nodelay(true);
             let service = Handler(server_shared.clone());
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if http2 {
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http2::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    )
                     .timer(hyper_util::rt::TokioTimer::new())
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .serve_connection(io, service)
                     .await;
-            });
+                });
+            } else {
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
         }
     });
     let yielding = config.import == ImportMode::Yielding;

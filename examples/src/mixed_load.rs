@@ -21,6 +21,7 @@ mod config;
 mod measure;
 mod report;
 mod server;
+mod tradeoff;
 mod variants;
 pub use crate::busy::{calibrate, spin};
 pub use chart::render_svg;
@@ -28,6 +29,7 @@ pub use config::{Config, HELP};
 pub use measure::{Client, ForegroundReport, measure_open_loop};
 pub use report::{Outcome, format_micros, format_relative_throughput, format_table, median};
 pub use server::{BackgroundReport, Running, Scenario, brigade_echo_server, tokio_echo_server};
+pub use tradeoff::render_tradeoff_svg;
 pub use variants::{RuntimeKind, VARIANTS, Variant, YieldKind};
 
 /// Runs one variant with `config`'s settings.

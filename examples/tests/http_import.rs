@@ -87,6 +87,7 @@ fn config(runtime: RuntimeKind) -> Config {
         tasks: 4,
         elastic: true,
         runtime,
+        http2: false,
         duration: None,
     }
 }
@@ -145,4 +146,63 @@ fn shutdown_stops_an_import_without_yield_points() {
     let started = Instant::now();
     let totals = server.shutdown();
     assert!(started.elapsed() < LIMIT && totals.rows > 0);
+}
+
+/// `--http2`: the same server over HTTP/2 with prior knowledge (what
+/// `h2load` speaks), many concurrent streams on one connection, from
+/// hyper's HTTP/2 client on a tokio runtime of the test's own.
+fn serve_http2(runtime: RuntimeKind) {
+    let mut config = config(runtime);
+    config.http2 = true;
+    let server = http_import::start(&config).unwrap();
+    let addr = server.addr();
+    let client = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let bodies = client.block_on(async move {
+        tokio::time::timeout(LIMIT, async move {
+            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (sender, connection) = hyper::client::conn::http2::handshake(
+                hyper_util::rt::TokioExecutor::new(),
+                hyper_util::rt::TokioIo::new(stream),
+            )
+            .await
+            .unwrap();
+            tokio::spawn(connection);
+            let requests = (0..100).map(|_| {
+                let mut sender = sender.clone();
+                async move {
+                    let request = hyper::Request::get(format!("http://{addr}/"))
+                        .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+                        .unwrap();
+                    let response = sender.send_request(request).await.unwrap();
+                    assert_eq!(response.status(), 200);
+                    let body = http_body_util::BodyExt::collect(response.into_body()).await;
+                    body.unwrap().to_bytes()
+                }
+            });
+            let tasks: Vec<_> = requests.map(tokio::spawn).collect();
+            let mut bodies = Vec::new();
+            for task in tasks {
+                bodies.push(task.await.unwrap());
+            }
+            bodies
+        })
+        .await
+        .expect("HTTP/2 requests hang")
+    });
+    assert!(bodies.iter().all(|body| body == BODY.as_bytes()));
+    assert_eq!(server.requests(), 100);
+    server.shutdown();
+}
+
+#[test]
+fn brigade_serves_http2_during_the_import() {
+    serve_http2(RuntimeKind::Brigade);
+}
+
+#[test]
+fn tokio_serves_http2_during_the_import() {
+    serve_http2(RuntimeKind::Tokio);
 }

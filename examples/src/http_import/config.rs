@@ -7,7 +7,7 @@ use crate::flags::parse_positive;
 /// Usage text.
 pub const HELP: &str = "\
 usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
-                   [--no-elastic] [--runtime brigade|tokio] [--secs S]
+                   [--no-elastic] [--runtime brigade|tokio] [--http2] [--secs S]
 
   --port P      port to listen on at 127.0.0.1 (default 8080; 0 picks a free one)
   --workers W   worker threads (default: available parallelism)
@@ -18,6 +18,7 @@ usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
   --tasks N     import tasks (default: workers × 2)
   --no-elastic  brigade: spawn the import with spawn instead of spawn_elastic
   --runtime R   brigade (default) or tokio: the same server and import on tokio
+  --http2       serve HTTP/2 (prior knowledge, as `h2load` speaks it) instead of HTTP/1.1
   --secs S      stop after S seconds and print totals (default: run until Ctrl-C)";
 
 /// Which runtime runs the server and the import.
@@ -79,6 +80,8 @@ pub struct Config {
     pub elastic: bool,
     /// The runtime under test.
     pub runtime: RuntimeKind,
+    /// Serve HTTP/2 (prior knowledge) instead of HTTP/1.1.
+    pub http2: bool,
     /// How long to run; `None` runs until the process is stopped.
     pub duration: Option<Duration>,
 }
@@ -93,6 +96,7 @@ impl Default for Config {
             tasks: workers * 2,
             elastic: true,
             runtime: RuntimeKind::Brigade,
+            http2: false,
             duration: None,
         }
     }
@@ -129,6 +133,7 @@ impl Config {
                 }
                 "--no-yield" => config.import = ImportMode::NoYield,
                 "--no-elastic" => config.elastic = false,
+                "--http2" => config.http2 = true,
                 "--runtime" => {
                     config.runtime = match value()?.as_str() {
                         "brigade" => RuntimeKind::Brigade,
@@ -188,6 +193,7 @@ mod tests {
             "--import",
             "--runtime",
             "tokio",
+            "--http2",
             "--secs",
             "1.5",
         ])
@@ -201,6 +207,7 @@ mod tests {
                 tasks: 6,
                 elastic: true,
                 runtime: RuntimeKind::Tokio,
+                http2: true,
                 duration: Some(Duration::from_millis(1500)),
             }
         );

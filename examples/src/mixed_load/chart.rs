@@ -5,12 +5,12 @@ use std::fmt::Write as _;
 
 use super::Outcome;
 
-const WIDTH: f64 = 900.0;
-const HEIGHT: f64 = 460.0;
-const LEFT: f64 = 80.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 50.0;
-const BOTTOM: f64 = 110.0;
+pub(super) const WIDTH: f64 = 900.0;
+pub(super) const HEIGHT: f64 = 460.0;
+pub(super) const LEFT: f64 = 80.0;
+pub(super) const RIGHT: f64 = 20.0;
+pub(super) const TOP: f64 = 50.0;
+pub(super) const BOTTOM: f64 = 110.0;
 /// The axis spans 10 µs to 10 s.
 const MIN_EXP: f64 = 1.0;
 const MAX_EXP: f64 = 7.0;
@@ -20,20 +20,22 @@ const SERIES: [(f64, &str, &str); 3] = [
     (0.999, "p99.9", "#e15759"),
 ];
 
-fn y_for(micros: f64) -> f64 {
+/// The y coordinate of `micros` on the logarithmic latency axis.
+pub(super) fn y_for(micros: f64) -> f64 {
     let exponent = micros.max(1.0).log10().clamp(MIN_EXP, MAX_EXP);
     let plot_height = HEIGHT - TOP - BOTTOM;
     TOP + plot_height * (1.0 - (exponent - MIN_EXP) / (MAX_EXP - MIN_EXP))
 }
 
-fn escape(text: &str) -> String {
+/// Escapes text for SVG.
+pub(super) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
 
-/// Renders the chart; `title` goes on top.
-pub fn render_svg(outcomes: &[Outcome], title: &str) -> String {
+/// An SVG document's opening, white background and `title`.
+pub(super) fn svg_start(title: &str) -> String {
     let mut svg = String::new();
     let _ = writeln!(
         svg,
@@ -46,7 +48,12 @@ pub fn render_svg(outcomes: &[Outcome], title: &str) -> String {
         WIDTH / 2.0,
         escape(title)
     );
-    // Axis and decade grid lines.
+    svg
+}
+
+/// Draws the logarithmic latency axis: decade grid lines, labels and the
+/// axis title.
+pub(super) fn latency_axis(svg: &mut String) {
     let labels = ["10 µs", "100 µs", "1 ms", "10 ms", "100 ms", "1 s", "10 s"];
     for (index, label) in labels.iter().enumerate() {
         let y = y_for(10f64.powi(index as i32 + 1));
@@ -63,6 +70,12 @@ pub fn render_svg(outcomes: &[Outcome], title: &str) -> String {
         r#"<text transform="translate(18,{:.1}) rotate(-90)" text-anchor="middle">foreground latency (log scale)</text>"#,
         (TOP + HEIGHT - BOTTOM) / 2.0
     );
+}
+
+/// Renders the chart; `title` goes on top.
+pub fn render_svg(outcomes: &[Outcome], title: &str) -> String {
+    let mut svg = svg_start(title);
+    latency_axis(&mut svg);
     // Bars.
     let group_width = (WIDTH - LEFT - RIGHT) / outcomes.len().max(1) as f64;
     let bar_width = group_width * 0.8 / SERIES.len() as f64;
