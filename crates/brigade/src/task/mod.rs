@@ -1,5 +1,5 @@
-//! Tasks: [`JoinHandle`], [`JoinError`], [`block_in_place`], and spawning
-//! with options: [`Builder`] and [`TaskClass`].
+//! Tasks: [`JoinHandle`], [`JoinError`], [`JoinSet`], [`block_in_place`],
+//! and spawning with options: [`Builder`] and [`TaskClass`].
 //
 // Inside the crate: the per-task scheduler state, spawning, and the
 // handles users get. A task is an `async-task` allocation holding the future (wrapped in a
@@ -13,6 +13,7 @@ mod cancel;
 pub(crate) mod class;
 pub(crate) mod harness;
 mod join;
+mod join_set;
 pub(crate) mod registry;
 
 use std::panic::Location;
@@ -23,6 +24,7 @@ pub use block_in_place::block_in_place;
 pub use builder::Builder;
 pub use class::TaskClass;
 pub use join::{JoinError, JoinHandle};
+pub use join_set::JoinSet;
 
 use crate::admission::ElasticState;
 use crate::runtime::Shared;
