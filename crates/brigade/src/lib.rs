@@ -147,8 +147,9 @@
 //!
 //! # Cargo features
 //! - `tokio-io` (default): tokio's `AsyncRead`/`AsyncWrite` for
-//!   [`net::TcpStream`] (through tokio with no runtime features), so
-//!   tokio-util codecs and hyper-util's `TokioIo` work on it.
+//!   [`net::TcpStream`] and `net::UnixStream` (through tokio with no
+//!   runtime features), so tokio-util codecs and hyper-util's `TokioIo`
+//!   work on them.
 //!   `futures_io`'s traits are always implemented.
 //! - `macros` (default): the `#[brigade::main]` and `#[brigade::test]`
 //!   attributes.

@@ -1,10 +1,11 @@
-//! TCP and UDP sockets driven by the runtime's reactor.
+//! TCP, UDP and (on Unix) Unix domain sockets driven by the runtime's reactor.
 //!
 //! The types mirror tokio's: [`TcpListener::bind`] / [`accept`](TcpListener::accept),
-//! [`TcpStream::connect`], [`UdpSocket::bind`]. [`TcpStream`] implements
+//! [`TcpStream::connect`], [`UdpSocket::bind`], and on Unix `UnixListener`,
+//! `UnixStream` and `UnixDatagram`. [`TcpStream`] and `UnixStream` implement
 //! `futures_io::AsyncRead`/`AsyncWrite` and, with the default `tokio-io`
 //! feature, tokio's `AsyncRead`/`AsyncWrite`, so codecs and adapters from
-//! either ecosystem work on it.
+//! either ecosystem work on them.
 //!
 //! Sockets register with the runtime they are created in, so they must be
 //! created inside one (a task, `Runtime::block_on`, or a `spawn_blocking`
@@ -38,11 +39,46 @@
 //! ```
 
 mod addr;
+mod byte_stream;
+mod datagram;
 mod tcp_listener;
 mod tcp_stream;
 mod udp;
+#[cfg(unix)]
+mod unix_datagram;
+#[cfg(unix)]
+mod unix_listener;
+#[cfg(unix)]
+mod unix_stream;
 
 pub use addr::ToSocketAddrs;
 pub use tcp_listener::TcpListener;
 pub use tcp_stream::TcpStream;
 pub use udp::UdpSocket;
+#[cfg(unix)]
+pub use unix_datagram::UnixDatagram;
+#[cfg(unix)]
+pub use unix_listener::UnixListener;
+#[cfg(unix)]
+pub use unix_stream::UnixStream;
+
+/// `AsRawFd` and `AsFd` for socket types with an `io: PollEvented<S>`
+/// field, through the mio source's descriptor.
+#[cfg(unix)]
+macro_rules! fd_impls {
+    ($ty:ident) => {
+        impl std::os::fd::AsRawFd for $ty {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                std::os::fd::AsRawFd::as_raw_fd(self.io.get_ref())
+            }
+        }
+
+        impl std::os::fd::AsFd for $ty {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                std::os::fd::AsFd::as_fd(self.io.get_ref())
+            }
+        }
+    };
+}
+#[cfg(unix)]
+use fd_impls;

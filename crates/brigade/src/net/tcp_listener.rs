@@ -78,13 +78,11 @@ impl TcpListener {
 
     /// Polls for a connection.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        match self.io.poll_read_io(cx, |listener| listener.accept()) {
-            Poll::Ready(Ok((stream, addr))) => {
-                Poll::Ready(TcpStream::from_mio(stream).map(|stream| (stream, addr)))
-            }
-            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-            Poll::Pending => Poll::Pending,
-        }
+        self.io
+            .poll_read_io(cx, |listener| listener.accept())
+            .map(|accepted| {
+                accepted.and_then(|(stream, addr)| Ok((TcpStream::from_mio(stream)?, addr)))
+            })
     }
 
     /// Wraps a standard-library listener (made non-blocking here).

@@ -1,13 +1,11 @@
 //! `TcpStream`.
 
 use std::fmt;
-use std::future::poll_fn;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{Shutdown, SocketAddr};
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use super::addr::{ToSocketAddrs, first_ok, resolve};
+use super::byte_stream::{Connecting, byte_stream, wait_connected};
 use crate::io::poll_evented::PollEvented;
 
 /// A TCP connection.
@@ -55,13 +53,7 @@ impl TcpStream {
                     "brigade::net::TcpStream::connect",
                 )?,
             };
-            // The connection is established (or failed) once it is writable.
-            poll_fn(|cx| {
-                stream.io.poll_write_io(cx, |s| {
-                    s.peer_addr().map(drop).or_else(|e| connect_state(s, e))
-                })
-            })
-            .await?;
+            wait_connected(&stream.io).await?;
             Ok(stream)
         })
         .await
@@ -104,58 +96,17 @@ impl TcpStream {
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.io.get_ref().shutdown(how)
     }
-
-    /// Reads into `buf`; returns how many bytes were read (0 at end of stream).
-    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_read_priv(cx, buf)).await
-    }
-
-    /// Reads exactly `buf.len()` bytes; an early end of stream is an
-    /// `UnexpectedEof` error.
-    pub async fn read_exact(&self, mut buf: &mut [u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.read(buf).await? {
-                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
-                n => buf = &mut buf[n..],
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes from `buf`; returns how many bytes were written.
-    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_write_priv(cx, buf)).await
-    }
-
-    /// Writes all of `buf`.
-    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.write(buf).await? {
-                0 => return Err(io::ErrorKind::WriteZero.into()),
-                n => buf = &buf[n..],
-            }
-        }
-        Ok(())
-    }
-
-    fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_read_io(cx, |mut stream| stream.read(buf))
-    }
-
-    fn poll_write_priv(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_write_io(cx, |mut stream| stream.write(buf))
-    }
 }
 
-/// While connecting, `peer_addr` fails with `NotConnected`: report the
-/// socket error if there is one, else keep waiting.
-fn connect_state(stream: &mio::net::TcpStream, error: io::Error) -> io::Result<()> {
-    if let Some(socket_error) = stream.take_error()? {
-        return Err(socket_error);
+byte_stream!(TcpStream);
+
+impl Connecting for mio::net::TcpStream {
+    fn connected(&self) -> io::Result<()> {
+        self.peer_addr().map(drop)
     }
-    match error.kind() {
-        io::ErrorKind::NotConnected => Err(io::ErrorKind::WouldBlock.into()),
-        _ => Err(error),
+
+    fn take_error(&self) -> io::Result<Option<io::Error>> {
+        mio::net::TcpStream::take_error(self)
     }
 }
 
@@ -164,63 +115,3 @@ impl fmt::Debug for TcpStream {
         self.io.get_ref().fmt(f)
     }
 }
-
-macro_rules! futures_io_impls {
-    ($($ty:ty),*) => {$(
-        impl futures_io::AsyncRead for $ty {
-            fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-                self.poll_read_priv(cx, buf)
-            }
-        }
-
-        impl futures_io::AsyncWrite for $ty {
-            fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-                self.poll_write_priv(cx, buf)
-            }
-
-            fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(Ok(()))
-            }
-
-            fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(self.shutdown(Shutdown::Write))
-            }
-        }
-
-        #[cfg(feature = "tokio-io")]
-        impl tokio::io::AsyncRead for $ty {
-            fn poll_read(
-                self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                buf: &mut tokio::io::ReadBuf<'_>,
-            ) -> Poll<io::Result<()>> {
-                let unfilled = buf.initialize_unfilled();
-                match self.poll_read_priv(cx, unfilled) {
-                    Poll::Ready(Ok(n)) => {
-                        buf.advance(n);
-                        Poll::Ready(Ok(()))
-                    }
-                    Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-                    Poll::Pending => Poll::Pending,
-                }
-            }
-        }
-
-        #[cfg(feature = "tokio-io")]
-        impl tokio::io::AsyncWrite for $ty {
-            fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-                self.poll_write_priv(cx, buf)
-            }
-
-            fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(Ok(()))
-            }
-
-            fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(self.shutdown(Shutdown::Write))
-            }
-        }
-    )*};
-}
-
-futures_io_impls!(TcpStream, &TcpStream);

@@ -79,21 +79,6 @@ impl UdpSocket {
         .await
     }
 
-    /// Receives one datagram; returns its length and sender.
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.recv_from(buf))).await
-    }
-
-    /// Sends `buf` to the connected peer.
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_write_io(cx, |socket| socket.send(buf))).await
-    }
-
-    /// Receives one datagram from the connected peer.
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.recv(buf))).await
-    }
-
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr()
@@ -109,6 +94,8 @@ impl UdpSocket {
         self.io.get_ref().set_broadcast(on)
     }
 }
+
+super::datagram::datagram_io!(UdpSocket, SocketAddr);
 
 impl fmt::Debug for UdpSocket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

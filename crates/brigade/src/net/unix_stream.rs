@@ -1,0 +1,133 @@
+//! `UnixStream`.
+
+use std::fmt;
+use std::io;
+use std::net::Shutdown;
+use std::os::unix::net::SocketAddr;
+use std::path::Path;
+
+use super::byte_stream::{Connecting, byte_stream, wait_connected};
+use crate::io::poll_evented::PollEvented;
+
+/// A Unix domain stream socket: a connection accepted by a
+/// [`UnixListener`](super::UnixListener), made by [`connect`](Self::connect),
+/// or one end of a [`pair`](Self::pair).
+///
+/// Reading and writing take `&self`, so one task can read while another
+/// writes (share it through an `Arc`, or use the `AsyncRead`/`AsyncWrite`
+/// impls on `&UnixStream`).
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// rt.block_on(async {
+///     let (a, b) = brigade::net::UnixStream::pair()?;
+///     a.write_all(b"ping").await?;
+///     let mut buf = [0u8; 4];
+///     b.read_exact(&mut buf).await?;
+///     assert_eq!(&buf, b"ping");
+///     std::io::Result::Ok(())
+/// })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct UnixStream {
+    io: PollEvented<mio::net::UnixStream>,
+}
+
+impl UnixStream {
+    pub(crate) fn from_mio(stream: mio::net::UnixStream) -> io::Result<UnixStream> {
+        Ok(UnixStream {
+            io: PollEvented::new(stream, "brigade::net::UnixStream")?,
+        })
+    }
+
+    /// Connects to the socket file at `path`.
+    ///
+    /// As with tokio, a listener whose backlog is full makes this fail
+    /// (with `WouldBlock` on Linux) rather than wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("brigade-connect-{}.sock", std::process::id()));
+    /// // Any Unix socket server will do; this one is a standard-library listener.
+    /// let server = std::os::unix::net::UnixListener::bind(&path)?;
+    /// let rt = brigade::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let stream = brigade::net::UnixStream::connect(&path).await?;
+    ///     assert_eq!(stream.peer_addr()?.as_pathname(), Some(path.as_path()));
+    ///     std::io::Result::Ok(())
+    /// })?;
+    /// drop(server);
+    /// std::fs::remove_file(&path)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
+        let stream = UnixStream {
+            io: PollEvented::new(
+                mio::net::UnixStream::connect(path)?,
+                "brigade::net::UnixStream::connect",
+            )?,
+        };
+        wait_connected(&stream.io).await?;
+        Ok(stream)
+    }
+
+    /// Creates a connected pair of unnamed sockets.
+    ///
+    /// Returns an error if called outside a brigade runtime.
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = mio::net::UnixStream::pair()?;
+        Ok((Self::from_mio(a)?, Self::from_mio(b)?))
+    }
+
+    /// Wraps a standard-library stream (made non-blocking here).
+    ///
+    /// Returns an error if called outside a brigade runtime.
+    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        stream.set_nonblocking(true)?;
+        Ok(UnixStream {
+            io: PollEvented::new(
+                mio::net::UnixStream::from_std(stream),
+                "brigade::net::UnixStream::from_std",
+            )?,
+        })
+    }
+
+    /// The local address of this end (usually unnamed for a client).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr()
+    }
+
+    /// The address of the other end.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().peer_addr()
+    }
+
+    /// Shuts down the read half, the write half, or both. After the write
+    /// half is shut down, the peer reads end of stream.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.get_ref().shutdown(how)
+    }
+}
+
+byte_stream!(UnixStream);
+
+impl Connecting for mio::net::UnixStream {
+    fn connected(&self) -> io::Result<()> {
+        self.peer_addr().map(drop)
+    }
+
+    fn take_error(&self) -> io::Result<Option<io::Error>> {
+        mio::net::UnixStream::take_error(self)
+    }
+}
+
+impl fmt::Debug for UnixStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.io.get_ref().fmt(f)
+    }
+}
+
+super::fd_impls!(UnixStream);
