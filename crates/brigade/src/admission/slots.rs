@@ -1,7 +1,8 @@
 //! Coarse slots: how many polls of *coarse* elastic tasks may run at once.
 //!
 //! A task is coarse while it has been seen running longer than the latency
-//! target between two yield points (see `TaskMeta::note_stretch`).
+//! target between two yield points (see `ElasticState::note_long_stretch`
+//! in `task_state.rs`).
 //! `yield_if_busy` protects foreground latency only at yield points: an
 //! elastic task that goes 5 ms between them holds its worker for 5 ms, and
 //! when such polls occupy every worker, a foreground task that becomes

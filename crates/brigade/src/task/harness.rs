@@ -91,7 +91,7 @@ impl<F: Future> Future for Harness<F> {
             // Aborted after the worker checked the flag but before this poll
             // began: the abort's wake-up found the task still scheduled and
             // did nothing. Wake it again so it is rescheduled, and dropped
-            // by the worker that pops it (see `TaskMeta::cancelled`).
+            // by the worker that pops it (see `TaskMeta::cancel`).
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
