@@ -178,6 +178,8 @@ pub mod net;
 #[cfg(not(loom))]
 mod runtime;
 #[cfg(not(loom))]
+pub mod signal;
+#[cfg(not(loom))]
 pub mod task;
 #[cfg(not(loom))]
 pub mod time;

@@ -69,6 +69,9 @@ pub(crate) struct Driver {
     shutdown: AtomicBool,
     /// The last epoch of [`Driver::poll_for_epoch`] that was polled in.
     polled_epoch: AtomicU64,
+    /// This runtime's signal listener, made by the first `signal()` call.
+    #[cfg(unix)]
+    pub(crate) signals: crate::signal::RuntimeSignals,
 }
 
 impl Driver {
@@ -82,6 +85,8 @@ impl Driver {
             fallback_cv: Condvar::new(),
             shutdown: AtomicBool::new(false),
             polled_epoch: AtomicU64::new(0),
+            #[cfg(unix)]
+            signals: crate::signal::RuntimeSignals::new(),
         })
     }
 
