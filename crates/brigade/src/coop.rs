@@ -310,9 +310,11 @@ fn decide(core: &Core, moved_to_back_last_time: bool) -> Decision {
 /// `benches/rt_compare.rs`'s `yield_many` ran 7–14× slower that way.)
 pub(crate) fn background_steps_aside(core: &Core, task: &TaskMeta) -> bool {
     let shared = core.shared();
-    if shared.idle.num_idle() > 0 || task.is_cancelled() {
+    if shared.idle.num_idle() > 0 || task.is_cancelled() || task.has_yield_queue_entry() {
         // An idle worker takes whatever waits; an aborted task must reach
-        // the worker that drops it.
+        // the worker that drops it; and a task keeps at most one entry in
+        // the yield queue (a `yield_if_busy()` that stepped aside left one,
+        // and its wake-up will run the task again anyway).
         return false;
     }
     if core.slice.holds(task.id(), || shared.clock_nanos()) {

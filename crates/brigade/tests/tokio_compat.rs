@@ -119,7 +119,10 @@ fn the_tokio_runtime_stops_with_the_brigade_runtime() {
             }));
         }))
         .unwrap();
-        assert!(thread_names().iter().any(|name| name == "compat-stop-tok"));
+        // Named by the thread itself once it runs (Linux keeps 15 bytes).
+        wait_until("the tokio thread runs", || {
+            thread_names().iter().any(|name| name == "compat-stop-tok")
+        });
         rt.shutdown_timeout(TIMEOUT);
         wait_until("the tokio task is dropped", || {
             dropped.load(Ordering::SeqCst)

@@ -206,6 +206,11 @@ impl TaskMeta {
         !self.in_yield_queue.swap(true, Ordering::AcqRel)
     }
 
+    /// Whether a deferred wake-up of the task waits in the yield queue.
+    pub(crate) fn has_yield_queue_entry(&self) -> bool {
+        self.in_yield_queue.load(Ordering::Acquire)
+    }
+
     /// The task's yield-queue entry has been taken out.
     pub(crate) fn leave_yield_queue(&self) {
         self.in_yield_queue.store(false, Ordering::Release);
