@@ -3,7 +3,13 @@
 //!
 //! Group `yield_call` reports the time per call of:
 //! - `brigade_yield_if_busy/idle_worker`: `yield_if_busy().await` while the
-//!   runtime has an idle worker (the fast path: one atomic load);
+//!   runtime has an idle worker (the fast path);
+//! - `empty_await`: the same loop awaiting `std::future::ready(())`, the
+//!   floor that any await in an async loop costs (subtract it to get what
+//!   `yield_if_busy` adds);
+//! - `brigade_yield_if_busy/idle_worker_no_detector`: the fast path on a
+//!   runtime with the long-poll detector and compensation off, so without
+//!   its note of the yield point (see `context::note_yield_point`);
 //! - `brigade_yield_if_busy/all_busy`: `yield_if_busy().await` while every
 //!   other worker is busy spinning but no queue holds work (the slow path's
 //!   cheap checks, which decide to carry on);
@@ -13,7 +19,9 @@
 //! - `tokio_consume_budget`: `tokio::task::coop::consume_budget().await`
 //!   (yields once per exhausted coop budget).
 //!
-//! Each runs its loop of calls inside one spawned task and times it there.
+//! Each runs its loop of calls inside one spawned task and times it there,
+//! as a downstream crate's loop runs: this bench is a crate of its own, so
+//! `yield_if_busy` is inlined across the crate boundary, as for any user.
 //!
 //! Group `yield_throughput` runs 2 × workers tasks, each doing a fixed number
 //! of 10 µs units of CPU work (a calibrated busy loop), with and without
@@ -110,6 +118,16 @@ fn yield_call(c: &mut Criterion) {
     });
     report_yields("idle_worker", rt.metrics().yields() - yields_before);
 
+    // The floor: the same loop awaiting a future that is always ready, so
+    // what the async loop itself costs (its state lives in the task's
+    // future, in memory) is not charged to `yield_if_busy`.
+    group.bench_function("empty_await", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(rt.spawn(timed_loop(iters, || std::future::ready(()))))
+                .expect("measured task failed")
+        });
+    });
+
     // WORKERS - 1 tasks spin (never yielding, so no queue holds work) while
     // the measured task loops on the remaining worker.
     let yields_before = rt.metrics().yields();
@@ -149,6 +167,22 @@ fn yield_call(c: &mut Criterion) {
     group.bench_function("brigade_yield_now", |b| {
         b.iter_custom(|iters| {
             rt.block_on(rt.spawn(timed_loop(iters, brigade::yield_now)))
+                .expect("measured task failed")
+        });
+    });
+    drop(rt);
+
+    // The fast path without its note to the long-poll detector (which the
+    // compensation for stuck workers also reads): both switched off.
+    let rt = brigade::Builder::new()
+        .worker_threads(WORKERS)
+        .long_poll_threshold(None)
+        .compensation_threshold(None)
+        .build()
+        .expect("build brigade runtime");
+    group.bench_function("brigade_yield_if_busy/idle_worker_no_detector", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(rt.spawn(brigade_yield_if_busy_loop(iters, WORKERS - 1)))
                 .expect("measured task failed")
         });
     });
