@@ -15,7 +15,7 @@
 //! | target | level | message (fields) |
 //! |---|---|---|
 //! | `brigade::runtime::worker` | debug | `worker parking`, `worker unparked`, `worker started`, `worker stopped` (`worker`: its index) |
-//! | `brigade::yield_queue` | trace | `task parked in the yield queue`, `task left the yield queue` (`task`: its id) |
+//! | `brigade::yield_queue` | trace | `task stepped aside into the yield queue`, `task left the yield queue` (`task`: its id) |
 //! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` (`limit`, `previous`, `p99_us`, `waiting`), reported once it moved by at least 0.01 |
 //! | `brigade::long_poll` | warn | a poll ran past `Builder::long_poll_threshold`, while it runs (`running=true`, at the threshold and past 10× and 100× it) and when it ends (`running=false`) (`worker`, `spawned_at`, `duration_ms`) |
 //! | `brigade::compensation` | info, warn, debug | info: a stuck worker gets a spare (`worker`, `spawned_at`, `stuck_ms`); warn: no spare left; debug: a spare serves, `block_in_place`, a covered worker is back |

@@ -5,7 +5,9 @@
 //! tokio's, with one addition at its heart: [`yield_if_busy`]. Background
 //! work (index builds, imports, compaction, batch inference) calls
 //! `yield_if_busy().await` between units of work. While the runtime has an
-//! idle worker the call costs one atomic load; when every worker is busy and
+//! idle worker the call costs a few inlined instructions (one thread-local
+//! read, one atomic load and a branch, then a note to the long-poll
+//! detector); when every worker is busy and
 //! another task is waiting, the caller steps aside into a separate *yield
 //! queue* and resumes as soon as a worker runs out of other work. Foreground
 //! tasks therefore wait at most one unit of background work, and background
@@ -76,7 +78,7 @@
 //! [`Runtime::metrics`] returns a [`RuntimeMetrics`]:
 //! - [`yields`](RuntimeMetrics::yields) (how often `yield_if_busy` gave way)
 //!   and [`yield_queue_depth`](RuntimeMetrics::yield_queue_depth) (how much
-//!   background work is parked right now);
+//!   background work waits in it right now);
 //!   [`yield_queue_rescues`](RuntimeMetrics::yield_queue_rescues),
 //!   [`demotions`](RuntimeMetrics::demotions) and
 //!   [`promotions`](RuntimeMetrics::promotions);
@@ -85,7 +87,7 @@
 //!   foreground work is hurt (its p99 should stay near your target);
 //!   [`poll_duration`](RuntimeMetrics::poll_duration) and
 //!   [`yield_delay`](RuntimeMetrics::yield_delay) (how long background work
-//!   stayed parked: large values mean the runtime is busy with other work);
+//!   waited there: large values mean the runtime is busy with other work);
 //! - [`elastic_utilization_limit`](RuntimeMetrics::elastic_utilization_limit),
 //!   [`elastic_waiting`](RuntimeMetrics::elastic_waiting) and
 //!   [`elastic_cpu_time`](RuntimeMetrics::elastic_cpu_time);
@@ -136,7 +138,7 @@
 //! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` by at least 0.01 (`limit`, `previous`, `p99_us`, `recent_p99_us`, `waiting`) |
 //! | `brigade::runtime::driver` | debug | fallback driver thread started, stopped |
 //! | `brigade::class` | debug | `task demoted to background`, `task promoted to foreground` (`task`, `spawned_at`) |
-//! | `brigade::yield_queue` | trace | `task parked in the yield queue`, `task left the yield queue` (`task`: its id); `overdue task rescued from the yield queue` (`task`, `waited_ms`) |
+//! | `brigade::yield_queue` | trace | `task stepped aside into the yield queue`, `task left the yield queue` (`task`: its id); `overdue task rescued from the yield queue` (`task`, `waited_ms`) |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
 //!
 //! Errors the runtime cannot return to a caller (a failed I/O driver poll,
@@ -206,6 +208,7 @@ mod task {
 }
 #[cfg(loom)]
 mod yield_queue {
+    #[path = "stamped.rs"]
     pub(crate) mod stamped;
 }
 

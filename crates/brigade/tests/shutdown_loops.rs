@@ -251,7 +251,7 @@ impl Wake for CountingWaker {
 fn yield_if_busy_under_a_nested_waker_wakes_it_at_once() {
     with_timeout(30, || {
         let rt = Builder::new().worker_threads(1).build().unwrap();
-        let parks_before = rt.metrics().yield_queue_parks();
+        let parks_before = rt.metrics().yield_queue_entries();
         let outcome = rt.block_on(async {
             brigade::spawn(async {
                 // Work waiting behind this task on the only worker.
@@ -278,7 +278,7 @@ fn yield_if_busy_under_a_nested_waker_wakes_it_at_once() {
             .unwrap()
         });
         assert_eq!(outcome, (2, 2, 5));
-        assert_eq!(rt.metrics().yield_queue_parks(), parks_before);
+        assert_eq!(rt.metrics().yield_queue_entries(), parks_before);
     });
 }
 

@@ -119,7 +119,7 @@ fn a_yield_now_loop_is_demoted_and_steps_aside_for_tasks_woken_after_it() {
             turns_during(&seen) <= 1,
             "the loop ran between links: {seen:?}"
         );
-        assert!(metrics.yield_queue_parks() >= 1);
+        assert!(metrics.yield_queue_entries() >= 1);
         yield_loop.stop(&rt, task);
         assert_eq!((metrics.demotions(), metrics.promotions()), (1, 0));
     });

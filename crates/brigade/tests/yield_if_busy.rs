@@ -48,7 +48,7 @@ fn never_yields_while_another_worker_is_idle() {
         });
         rt.block_on(task).unwrap();
         assert_eq!(rt.metrics().yields(), 0);
-        assert_eq!(rt.metrics().yield_queue_parks(), 0);
+        assert_eq!(rt.metrics().yield_queue_entries(), 0);
     });
 }
 
@@ -119,7 +119,7 @@ fn a_foreground_task_waits_at_most_one_background_unit() {
         assert!(finished < 100_000);
         let metrics = rt.metrics();
         assert!(metrics.yields() >= 1);
-        assert!(metrics.yield_queue_parks() >= 1);
+        assert!(metrics.yield_queue_entries() >= 1);
         assert_eq!(metrics.yield_queue_depth(), 0);
     });
 }
@@ -241,12 +241,12 @@ async fn yield_until_chain_ends(
             return observed;
         }
         assert!(Instant::now() < give_up, "gave up: {observed:?}");
-        let (yields, parks) = (metrics.yields(), metrics.yield_queue_parks());
+        let (yields, parks) = (metrics.yields(), metrics.yield_queue_entries());
         brigade::yield_if_busy().await;
         if metrics.yields() > yields {
             observed.resumes.push(Resume {
                 chain: chain.load(Ordering::SeqCst),
-                parked: metrics.yield_queue_parks() > parks,
+                parked: metrics.yield_queue_entries() > parks,
             });
         } else if before > 0 {
             observed.misses += 1;
@@ -287,12 +287,12 @@ fn a_parked_task_waits_until_a_chain_of_local_tasks_ends() {
         let first_park = resumes
             .iter()
             .position(|resume| resume.parked)
-            .unwrap_or_else(|| panic!("never parked in the yield queue: {observed:?}"));
+            .unwrap_or_else(|| panic!("never stepped aside into the yield queue: {observed:?}"));
         // Once parked, it came back only after the whole chain had run.
         assert_eq!(resumes[first_park].chain, CHAIN, "{observed:?}");
         let metrics = rt.metrics();
         assert!(metrics.yields() >= 1);
-        assert!(metrics.yield_queue_parks() >= 1);
+        assert!(metrics.yield_queue_entries() >= 1);
         assert_eq!(metrics.yield_queue_depth(), 0);
     });
 }
@@ -334,7 +334,7 @@ fn a_parked_task_waits_until_a_chain_spawned_from_outside_ends() {
             .unwrap_or_else(|| panic!("the background task never yielded: {observed:?}"));
         assert!(first.parked, "{observed:?}");
         assert_eq!(first.chain, CHAIN, "{observed:?}");
-        assert!(rt.metrics().yield_queue_parks() >= 1);
+        assert!(rt.metrics().yield_queue_entries() >= 1);
     });
 }
 

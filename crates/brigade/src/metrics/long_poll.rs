@@ -21,29 +21,33 @@
 //! only stretches without a yield point are reported.
 //!
 //! ## Protocol
-//! `seq` is odd while a poll runs. The worker stores `location`, then `seq`
-//! (`Release`) at the start of a poll, `seq + 2` at each yield point (still
-//! odd: a new stretch of the same poll), and `seq + 1` at its end; the
-//! monitor loads `seq` (`Acquire`), then `location`. A location read just as
+//! `seq` is odd while a poll runs. The worker stores `location` (an
+//! `AtomicCell`: a lock-free `Release` store of the pointer-sized
+//! `Option<&'static Location>`), then `seq` (`Release`) at the start of a
+//! poll, `seq + 2` at each yield point (still odd: a new stretch of the same
+//! poll), and `seq + 1` at its end; the monitor loads `seq` (`Acquire`),
+//! then `location` (`Acquire`). A location read just as
 //! the next poll starts may belong to that poll; the report is a diagnostic,
 //! so that rare mix-up is acceptable.
 
 use std::collections::HashMap;
 use std::panic::Location;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_utils::atomic::AtomicCell;
 use std::time::{Duration, Instant};
 
 /// What one worker is polling.
 pub(crate) struct PollWatch {
     seq: AtomicU64,
-    location: AtomicPtr<Location<'static>>,
+    location: AtomicCell<Option<&'static Location<'static>>>,
 }
 
 impl Default for PollWatch {
     fn default() -> Self {
         PollWatch {
             seq: AtomicU64::new(0),
-            location: AtomicPtr::new(std::ptr::null_mut()),
+            location: AtomicCell::new(None),
         }
     }
 }
@@ -51,10 +55,7 @@ impl Default for PollWatch {
 impl PollWatch {
     /// A poll of the task spawned at `location` starts (owning worker only).
     pub(crate) fn begin(&self, location: &'static Location<'static>) {
-        self.location.store(
-            (location as *const Location<'static>).cast_mut(),
-            Ordering::Relaxed,
-        );
+        self.location.store(Some(location));
         self.seq
             .store(self.seq.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
@@ -80,10 +81,7 @@ impl PollWatch {
 
     /// Where the task last polled was spawned, if a poll ever ran.
     fn location(&self) -> Option<&'static Location<'static>> {
-        let location = self.location.load(Ordering::Relaxed);
-        // SAFETY: the pointer is null or was stored by `begin` from a
-        // `&'static Location`, which lives for the whole program.
-        unsafe { location.as_ref() }
+        self.location.load()
     }
 
     /// The sequence number: odd while a stretch runs, changed by every
@@ -294,4 +292,23 @@ fn warn_ended(slot: usize, location: &Location<'static>, ran_for: Duration) {
         running = false,
         "a long poll of a task spawned at {location} ended after about {ran_for:.0?}"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_location_cell_is_a_plain_atomic_word() {
+        // `begin` runs at every poll: the cell must be lock-free (one store).
+        assert!(AtomicCell::<Option<&'static Location<'static>>>::is_lock_free());
+        let watch = PollWatch::default();
+        assert!(watch.location().is_none());
+        let here = Location::caller();
+        watch.begin(here);
+        assert_eq!(watch.location(), Some(here));
+        assert_eq!(watch.seq() % 2, 1, "a stretch runs");
+        watch.end();
+        assert_eq!(watch.seq() % 2, 0);
+    }
 }

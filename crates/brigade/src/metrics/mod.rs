@@ -29,7 +29,7 @@ pub(crate) struct WorkerCounters {
     pub(crate) scheduling_latency: Histogram,
     /// Poll durations, for sampled polls.
     pub(crate) poll_duration: Histogram,
-    /// Time parked in the yield queue.
+    /// Time waited in the yield queue.
     pub(crate) yield_delay: Histogram,
     /// What this worker is polling, for the long-poll detector.
     pub(crate) watch: PollWatch,
@@ -175,7 +175,7 @@ impl RuntimeMetrics {
         self.shared.num_workers()
     }
 
-    /// Workers currently idle (parked, or committed to parking), serving
+    /// Workers currently idle (asleep, or committed to sleeping), serving
     /// spares included: while a worker is stuck this can exceed the number
     /// of idle workers among [`num_workers`](Self::num_workers).
     pub fn num_idle_workers(&self) -> usize {
@@ -194,17 +194,23 @@ impl RuntimeMetrics {
     }
 
     /// Times [`yield_if_busy`](crate::yield_if_busy) actually gave way, by
-    /// moving behind a waiting task or by parking in the yield queue, and
+    /// moving behind a waiting task or by stepping aside into the yield queue, and
     /// times a background task's self-wake stepped aside into the yield
     /// queue (see [`TaskClass`](crate::task::TaskClass)).
     pub fn yields(&self) -> u64 {
         self.shared.metrics.sum(|worker| &worker.yields)
     }
 
-    /// Times a task was parked in the yield queue (a subset of
+    /// Times a task stepped aside into the yield queue (a subset of
     /// [`yields`](Self::yields)).
+    pub fn yield_queue_entries(&self) -> u64 {
+        self.shared.yield_queue.entered_total()
+    }
+
+    /// The former name of [`yield_queue_entries`](Self::yield_queue_entries).
+    #[deprecated(since = "0.1.0", note = "renamed to `yield_queue_entries`")]
     pub fn yield_queue_parks(&self) -> u64 {
-        self.shared.yield_queue.parked_total()
+        self.yield_queue_entries()
     }
 
     /// Times an entry of the yield queue that had waited longer than
@@ -227,7 +233,7 @@ impl RuntimeMetrics {
         self.shared.metrics.promotions.load(Ordering::Relaxed)
     }
 
-    /// Tasks parked in the yield queue right now.
+    /// Tasks waiting in the yield queue right now.
     pub fn yield_queue_depth(&self) -> usize {
         self.shared.yield_queue.len()
     }
@@ -247,7 +253,7 @@ impl RuntimeMetrics {
         self.shared.metrics.sum(|worker| &worker.steals)
     }
 
-    /// Times a worker went to park.
+    /// Times a worker's thread parked: went to sleep, having found no work.
     pub fn total_parks(&self) -> u64 {
         self.shared.metrics.sum(|worker| &worker.parks)
     }
@@ -261,7 +267,7 @@ impl RuntimeMetrics {
     /// becoming runnable (spawned, woken, or taken from the yield queue) to
     /// the start of its poll, for the sampled schedules (see
     /// [`Builder::latency_sample_every`](crate::Builder::latency_sample_every)).
-    /// Time parked in the yield queue is not included: see
+    /// Time spent waiting in the yield queue is not included: see
     /// [`yield_delay`](Self::yield_delay). Take the difference of two
     /// snapshots with [`LatencySnapshot::since`] for a window, and read its
     /// p99 with [`quantile(0.99)`](LatencySnapshot::quantile) (example on
@@ -277,7 +283,7 @@ impl RuntimeMetrics {
         self.shared.metrics.snapshot(|worker| &worker.poll_duration)
     }
 
-    /// How long tasks stayed parked in the yield queue.
+    /// How long tasks waited in the yield queue.
     pub fn yield_delay(&self) -> LatencySnapshot {
         self.shared.metrics.snapshot(|worker| &worker.yield_delay)
     }

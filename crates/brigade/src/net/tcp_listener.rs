@@ -101,11 +101,7 @@ impl TcpListener {
     /// Deregisters the listener and returns it as a standard-library one
     /// (still in non-blocking mode).
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        use std::os::fd::{FromRawFd, IntoRawFd};
-        let fd = self.io.into_inner().into_raw_fd();
-        // SAFETY: `fd` was just released by the mio listener that owned it,
-        // so the new owner is its only owner.
-        Ok(unsafe { std::net::TcpListener::from_raw_fd(fd) })
+        Ok(self.io.into_inner().into())
     }
 
     /// The local address the listener is bound to.

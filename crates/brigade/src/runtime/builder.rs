@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::Runtime;
 use super::idle::MAX_WORKERS;
-pub use super::yield_rescue::DEFAULT_MAX_YIELD_DELAY;
 use crate::admission::ElasticConfig;
+pub use crate::yield_queue::rescue::DEFAULT_MAX_YIELD_DELAY;
 
 /// The environment variable that sets the default worker count.
 pub const WORKER_THREADS_ENV: &str = "BRIGADE_WORKER_THREADS";
@@ -46,13 +46,12 @@ pub struct Builder {
 
 /// Default of [`Builder::latency_sample_every`]: one schedule in 64.
 ///
-/// A sample costs three clock reads (≈ 27 ns each on the 2-core machine it
-/// was measured on): when the task becomes runnable, when its poll starts and
-/// when it ends. With `benches/rt_compare.rs` (`BENCH_LATENCY_SAMPLE_EVERY`),
-/// one in 8 slowed yield_many by 13–18% and ping_pong by ≈ 5%; one in 64 was
-/// within the runs' noise on both (≈ 1.3 ns per schedule computed), while
-/// still giving the elastic controller hundreds of samples per window on a
-/// busy runtime.
+/// A sample costs three clock reads: when the task becomes runnable, when
+/// its poll starts and when it ends. One in 64 is the densest rate whose
+/// cost stayed within the noise of `benches/rt_compare.rs`
+/// (`BENCH_LATENCY_SAMPLE_EVERY` sets it there), while still giving the
+/// elastic controller hundreds of samples per window on a busy runtime; the
+/// README's "Design choices, measured" section has the figures.
 pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 
 /// Default of [`Builder::compensation_threshold`]: 5 ms.
@@ -147,10 +146,11 @@ impl Builder {
     ///
     /// It is off by default because it loses where it was meant to win: with
     /// every core saturated, the OS runs the woken fallback thread only when
-    /// a worker's time slice ends, which measured here (Linux 6.18, EEVDF,
-    /// 2 cores, `mixed_load` with 8 × 10 µs background units) as a p99 of
-    /// 1.8–3.9 ms against 0.2–0.4 ms for epoch polling. It may help on
-    /// machines with spare cores or a real-time-priority driver thread.
+    /// a worker's time slice ends, so the foreground p99 is that of the OS
+    /// scheduler's time slices rather than of the epoch (the README's "Design
+    /// choices, measured" section compares the two with `mixed_load
+    /// --driver-thread`). It may help on machines with spare cores or a
+    /// real-time-priority driver thread.
     pub fn driver_thread(&mut self, enabled: bool) -> &mut Self {
         self.driver_thread = enabled;
         self

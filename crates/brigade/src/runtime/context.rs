@@ -17,8 +17,9 @@
 //! - `IDLE_WORD`: what `yield_if_busy()`'s fast path loads. On a worker it
 //!   points at that runtime's idle state word (see `idle.rs`); everywhere
 //!   else at [`NOT_A_WORKER`], a constant that reads as "a worker is idle",
-//!   so the fast path is one TLS read, one load and one compare, with no
-//!   null check. While a worker polls an elastic task it points at
+//!   so the fast path's test is one TLS read, one load and one compare,
+//!   with no null check (its note to the long-poll detector, `POLL_WATCH`,
+//!   is one more TLS read). While a worker polls an elastic task it points at
 //!   [`FORCE_SLOW_PATH`], a constant that reads as "no worker is idle", so
 //!   every call reaches the slow path, where the task's CPU grant is checked.
 //! - `POLL_WATCH`: this worker's long-poll watch, or null.

@@ -18,7 +18,7 @@
 //!   where busy tasks see them at their next `yield_if_busy()`.
 //!
 //! ## Fallback coordination
-//! `worker_parked` (under its mutex) is `true` while a worker is blocked in
+//! `worker_in_poll` (under its mutex) is `true` while a worker is blocked in
 //! the poll; the fallback thread waits on `fallback_cv` while it is set, so
 //! an idle runtime does not wake two threads per event. A worker clears it
 //! and signals when it leaves the poll.
@@ -39,14 +39,14 @@ use crate::time::driver::TimeDriver;
 ///
 /// 61, as tokio's `event_interval`: frequent enough that a busy runtime
 /// handles I/O in batches on the workers themselves (no thread hop), rare
-/// enough that the `epoll_wait` syscall (≈ 0.3–1 µs) costs < 2% at 1 µs
-/// polls. Latency under saturation does not depend on it: the fallback
+/// enough that the `epoll_wait` syscall, which costs as much as a short
+/// poll, is paid once per 61 of them. Latency under saturation does not depend on it: the fallback
 /// thread and `yield_if_busy()`'s epoch poll bound that.
 pub(crate) const EVENT_INTERVAL: u32 = 61;
 
-/// What [`Driver::park_worker`] did.
+/// What [`Driver::park_in_poll`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DriverPark {
+pub(crate) enum PollPark {
     /// The worker slept in the poll (or did not need to sleep).
     Parked,
     /// Another worker is parked in the poll: sleep on the condvar.
@@ -61,7 +61,7 @@ pub(crate) struct Driver {
     pub(crate) reactor: Reactor,
     pub(crate) time: TimeDriver,
     poll: Mutex<PollState>,
-    worker_parked: Mutex<bool>,
+    worker_in_poll: Mutex<bool>,
     fallback_cv: Condvar,
     /// Set once at shutdown (Release) and read by the fallback thread
     /// (Acquire); the thread is then also woken through `fallback_cv` (under
@@ -81,7 +81,7 @@ impl Driver {
             reactor,
             time: TimeDriver::new(),
             poll: Mutex::new(poll_state),
-            worker_parked: Mutex::new(false),
+            worker_in_poll: Mutex::new(false),
             fallback_cv: Condvar::new(),
             shutdown: AtomicBool::new(false),
             polled_epoch: AtomicU64::new(0),
@@ -105,7 +105,7 @@ impl Driver {
         }
     }
 
-    /// The epoch poll of `yield_if_busy()` (see `coop.rs`): one non-blocking
+    /// The epoch poll (`epoch.rs`, `yield_queue/decide.rs`): one non-blocking
     /// poll per epoch for the whole runtime, by whichever busy worker starts
     /// the epoch first. Returns how many tasks it woke (`0` if another worker
     /// already polled in this epoch, or holds the driver).
@@ -135,15 +135,15 @@ impl Driver {
     /// microsecond; giving up then would leave nobody blocked in the poll
     /// while this worker sleeps, and I/O would wait for the next busy poll.
     /// So while no worker is parked in the driver, spin briefly for it, and
-    /// if that fails report [`DriverPark::Busy`]: the caller then sleeps on
+    /// if that fails report [`PollPark::Busy`]: the caller then sleeps on
     /// its condvar only briefly before trying again.
-    pub(crate) fn park_worker(&self, parker: &Parker) -> DriverPark {
+    pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
         let mut spins = 0;
         let mut state = loop {
             match self.poll.try_lock() {
                 Ok(state) => break state,
-                Err(_) if *lock(&self.worker_parked) => return DriverPark::Occupied,
-                Err(_) if spins >= 100 => return DriverPark::Busy,
+                Err(_) if *lock(&self.worker_in_poll) => return PollPark::Occupied,
+                Err(_) if spins >= 100 => return PollPark::Busy,
                 Err(_) => {
                     spins += 1;
                     std::hint::spin_loop();
@@ -151,21 +151,21 @@ impl Driver {
             }
         };
         if !parker.begin_driver_park() {
-            return DriverPark::Parked; // already notified: do not block
+            return PollPark::Parked; // already notified: do not block
         }
-        *lock(&self.worker_parked) = true;
+        *lock(&self.worker_in_poll) = true;
         let timeout = self.time.time_to_next();
         self.turn(&mut state, timeout);
         drop(state);
-        *lock(&self.worker_parked) = false;
+        *lock(&self.worker_in_poll) = false;
         self.fallback_cv.notify_one();
         parker.end_driver_park();
-        DriverPark::Parked
+        PollPark::Parked
     }
 
     /// Whether a worker sleeps in the driver's poll.
     pub(crate) fn is_attended(&self) -> bool {
-        *lock(&self.worker_parked)
+        *lock(&self.worker_in_poll)
     }
 
     /// Wakes whoever is blocked in the poll (worker or fallback thread).
@@ -188,9 +188,9 @@ impl Driver {
         tracing::debug!("fallback driver thread started");
         loop {
             {
-                let mut worker_parked = lock(&self.worker_parked);
-                while *worker_parked && !self.shutdown.load(Ordering::Acquire) {
-                    worker_parked = match self.fallback_cv.wait(worker_parked) {
+                let mut worker_in_poll = lock(&self.worker_in_poll);
+                while *worker_in_poll && !self.shutdown.load(Ordering::Acquire) {
+                    worker_in_poll = match self.fallback_cv.wait(worker_in_poll) {
                         Ok(guard) => guard,
                         Err(poisoned) => poisoned.into_inner(),
                     };
@@ -215,7 +215,7 @@ impl Driver {
     pub(crate) fn shutdown(&self) {
         self.shutdown.store(true, Ordering::Release);
         {
-            let _worker_parked = lock(&self.worker_parked);
+            let _worker_in_poll = lock(&self.worker_in_poll);
             self.fallback_cv.notify_all();
         }
         self.reactor.wake();

@@ -32,7 +32,7 @@
 //!   [`Idle::notify_one`]: nobody else is looking for that work. (It fences
 //!   between `end_search` and its look at the queues, pairing with the
 //!   pusher's fence as below.)
-//! - A worker that found nothing calls [`Idle::park`]. Under the `sleepers`
+//! - A worker that found nothing calls [`Idle::wait_for_work`]. Under the `sleepers`
 //!   lock it moves itself from searching (or running) to idle and pushes its
 //!   index onto `sleepers`; then it re-checks every queue and, if they are
 //!   all empty, sleeps (on its [`Parker`], or inside the driver's poll). When
@@ -63,11 +63,11 @@
 //! that searcher has not yet parked, and when it does its own re-check comes
 //! after the push by the same argument.
 //!
-//! `cancel_park` and `notify_one` both take the sleeper out of `sleepers`
+//! `leave_sleepers` and `notify_one` both take the sleeper out of `sleepers`
 //! under the lock, so exactly one of them succeeds. `notify_one` unparks
 //! while still holding the lock, so a worker whose cancel found itself
 //! already removed knows its notification is already set and clears it.
-//! Because every wake-up goes through `cancel_park`, a sleep that ends
+//! Because every wake-up goes through `leave_sleepers`, a sleep that ends
 //! without a notification (a driver park woken by I/O or a timer) keeps the
 //! counts right.
 
@@ -212,7 +212,7 @@ impl Idle {
     /// look for work and then call [`end_search`](Self::end_search) or park
     /// again). It is not when it woke by itself with tasks in its own deque:
     /// it then runs them without waking anyone.
-    pub(crate) fn park(
+    pub(crate) fn wait_for_work(
         &self,
         worker: usize,
         was_searching: bool,
@@ -220,7 +220,7 @@ impl Idle {
         sleep: impl FnOnce(&Parker),
         has_local_work: impl Fn() -> bool,
     ) -> bool {
-        self.prepare_park(worker, was_searching);
+        self.count_idle(worker, was_searching);
         // Pairs with the fence in `notify_one` (see "The race this closes").
         fence(Ordering::SeqCst);
         let slept = !has_work();
@@ -228,7 +228,7 @@ impl Idle {
             sleep(&self.parkers[worker]);
         }
         let to_running = slept && has_local_work();
-        if self.cancel_park(worker, to_running) {
+        if self.leave_sleepers(worker, to_running) {
             return !to_running;
         }
         // A notifier claimed us first (counting us as searching); its unpark
@@ -237,7 +237,7 @@ impl Idle {
         true
     }
 
-    fn prepare_park(&self, worker: usize, was_searching: bool) {
+    fn count_idle(&self, worker: usize, was_searching: bool) {
         let mut sleepers = lock(&self.sleepers);
         let delta = IDLE_ONE - usize::from(was_searching);
         self.state.fetch_add(delta, Ordering::SeqCst);
@@ -247,7 +247,7 @@ impl Idle {
     /// Takes `worker` back out of the sleepers, counting it as running or
     /// searching. Returns `false` if a notifier already took it (and counted
     /// it as searching).
-    fn cancel_park(&self, worker: usize, to_running: bool) -> bool {
+    fn leave_sleepers(&self, worker: usize, to_running: bool) -> bool {
         let mut sleepers = lock(&self.sleepers);
         let Some(position) = sleepers.iter().position(|&w| w == worker) else {
             return false;
@@ -261,7 +261,7 @@ impl Idle {
     /// Wakes one sleeping worker if work was just made runnable and nobody
     /// is already searching for it. Call after every push.
     pub(crate) fn notify_one(&self) {
-        // Pairs with the fence in `park` (see "The race this closes").
+        // Pairs with the fence in `wait_for_work` (see "The race this closes").
         fence(Ordering::SeqCst);
         let state = self.state.load(Ordering::SeqCst);
         if searching(state) > 0 || idle(state) == 0 {
@@ -291,7 +291,7 @@ impl Idle {
     /// when its occupant leaves to run a task that never returns, nobody
     /// would poll I/O and timers, while `yield_if_busy()` loops on the busy
     /// workers, seeing a worker idle, never poll them either. The woken worker takes itself out of the
-    /// sleepers as after any spurious wake-up (`cancel_park`), searches,
+    /// sleepers as after any spurious wake-up (`leave_sleepers`), searches,
     /// and, finding nothing, parks again, in the driver.
     pub(crate) fn hand_off_driver(&self) {
         let sleepers = lock(&self.sleepers);
@@ -338,7 +338,7 @@ mod tests {
         assert_eq!(idle.num_searching(), 2);
         assert!(!idle.end_search());
         // Park with work available: cancelled, counted as searching again.
-        assert!(idle.park(0, true, || true, |_| unreachable!("has work"), || true));
+        assert!(idle.wait_for_work(0, true, || true, |_| unreachable!("has work"), || true));
         assert_eq!((idle.num_idle(), idle.num_searching()), (0, 1));
         assert!(idle.end_search());
         assert_eq!(idle.state.load(Ordering::SeqCst), 0);
@@ -349,7 +349,9 @@ mod tests {
         let idle = std::sync::Arc::new(Idle::new(2, 2, Box::new(|| {})));
         let sleeper = {
             let idle = idle.clone();
-            std::thread::spawn(move || idle.park(1, false, || false, Parker::park, || false))
+            std::thread::spawn(move || {
+                idle.wait_for_work(1, false, || false, Parker::park, || false)
+            })
         };
         while idle.num_idle() == 0 {
             std::thread::yield_now();
@@ -392,7 +394,7 @@ mod loom_models {
                 if let Some((task, _)) = yield_queue.pop() {
                     break task;
                 }
-                searching = idle.park(
+                searching = idle.wait_for_work(
                     0,
                     searching,
                     || !yield_queue.is_empty(),
@@ -427,7 +429,8 @@ mod loom_models {
                 if let Some(task) = injector_pop(&queue) {
                     break task;
                 }
-                searching = idle.park(0, searching, || !queue.is_empty(), Parker::park, || false);
+                searching =
+                    idle.wait_for_work(0, searching, || !queue.is_empty(), Parker::park, || false);
             };
             if searching {
                 idle.end_search();
@@ -472,7 +475,7 @@ mod loom_models {
                                 idle.notify_all();
                                 return;
                             }
-                            searching = idle.park(
+                            searching = idle.wait_for_work(
                                 index,
                                 searching,
                                 || !queue.is_empty() || shutdown.load(Ordering::SeqCst),
@@ -525,7 +528,7 @@ mod loom_models {
                                 }
                                 continue;
                             }
-                            searching = idle.park(
+                            searching = idle.wait_for_work(
                                 index,
                                 searching,
                                 || !queue.is_empty() || done.load(Ordering::SeqCst) == 2,

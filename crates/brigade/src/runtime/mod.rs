@@ -1,10 +1,23 @@
 //! The runtime: its worker threads, its handle, `block_on` and shutdown.
+//!
+//! ## Words
+//! - A worker thread **parks** when it blocks until woken: on its own
+//!   condvar or inside the driver's poll (`park.rs`, `Driver::park_in_poll`).
+//! - A worker **waits for work** when it found none: it counts itself idle,
+//!   re-checks every queue, parks, and counts itself back
+//!   (`Idle::wait_for_work`, `idle.rs`).
+//! - A task **steps aside** when it gives way to waiting work: to the back
+//!   of its worker's deque, or into the yield queue, where it **waits**
+//!   until a worker has nothing else to do (`yield_queue/`).
+//! - A busy worker's **epoch** bounds how often it does its expensive
+//!   checks (`epoch.rs`).
 
 mod blocking;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
 pub(crate) mod driver;
+pub(crate) mod epoch;
 pub(crate) mod idle;
 mod monitor;
 mod park;
@@ -15,7 +28,6 @@ pub(crate) mod thread_cpu;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
 pub(crate) mod worker;
-pub(crate) mod yield_rescue;
 
 use std::future::Future;
 use std::panic::Location;

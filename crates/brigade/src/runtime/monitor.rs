@@ -59,9 +59,9 @@ pub(crate) fn start(
 /// Not half the compensation threshold: a stuck worker is then compensated
 /// within twice the threshold rather than 1.5 times, but the monitor wakes
 /// no more often than the long-poll detector alone makes it (every 5 ms by
-/// default). Each wake-up on a saturated machine preempts a worker, and
-/// sampling every 2.5 ms instead cost the background about 3% of its
-/// throughput in `mixed_load` on 2 cores.
+/// default). Each wake-up on a saturated machine preempts a worker; the
+/// README's "Stuck workers" section gives what sampling twice as often cost
+/// the background in `mixed_load`.
 fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
     let long_poll = config.long_poll_threshold.map(|threshold| threshold / 2);
     match (long_poll, config.compensation_threshold) {

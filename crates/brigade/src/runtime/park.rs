@@ -1,7 +1,7 @@
 //! How one worker sleeps until it is handed work.
 //!
 //! A worker sleeps either on its own condvar ([`Parker::park`]) or inside the
-//! driver's poll (`Driver::park_worker`, bracketed by
+//! driver's poll (`Driver::park_in_poll`, bracketed by
 //! [`Parker::begin_driver_park`] and [`Parker::end_driver_park`]).
 //!
 //! ## Protocol

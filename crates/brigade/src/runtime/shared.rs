@@ -6,7 +6,6 @@ use std::cell::Cell;
 use std::future::Future;
 use std::panic::Location;
 use std::sync::Arc;
-use std::task::Waker;
 // A tuning knob no protocol reads, so not from `crate::sync`.
 use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
@@ -21,7 +20,6 @@ use super::driver::Driver;
 use super::idle::Idle;
 use super::shutdown::{self, ShutdownState};
 use super::worker::Core;
-use super::yield_rescue::YieldRescue;
 use crate::admission::Admission;
 use crate::metrics::MetricsCells;
 use crate::sync::{Injector, Ordering};
@@ -30,7 +28,8 @@ use crate::task::class::{Policy, WakeClass};
 use crate::task::harness::Harness;
 use crate::task::registry::Registry;
 use crate::task::{JoinHandle, Runnable, TaskMeta};
-use crate::yield_queue::{Entry, YieldQueue, Yielded};
+use crate::yield_queue::rescue::YieldRescue;
+use crate::yield_queue::{self, YieldQueue};
 
 /// Shared state of one runtime.
 ///
@@ -86,7 +85,7 @@ pub(crate) struct SchedulerConfig {
     /// Whether `TaskClass::Auto` tasks are demoted when they only wake
     /// themselves (`task/class.rs`).
     pub(crate) demote_background: bool,
-    /// The yield queue's starvation bound (`yield_rescue.rs`); `None`: off.
+    /// The yield queue's starvation bound (`yield_queue/rescue.rs`); `None`: off.
     pub(crate) max_yield_delay: Option<Duration>,
     /// Name and stack size of worker threads, spares included.
     pub(crate) thread_name: String,
@@ -264,17 +263,9 @@ impl Shared {
         let class = self.classify_wake(runnable.metadata(), woken_while_running || resuming);
         if matches!(class, WakeClass::Background | WakeClass::Demoted)
             && !resuming
-            && crate::coop::background_steps_aside(core, runnable.metadata())
+            && yield_queue::decide::background_steps_aside(core, runnable.metadata())
         {
-            self.metrics.worker(core.index()).count_yield();
-            let at = self.clock_nanos();
-            let aborted = self.yield_queue.push(Entry::Run(runnable), at);
-            self.after_shared_push();
-            if aborted {
-                // Aborted between the look in `background_steps_aside` and
-                // the push: the abort's own sweep may have come first.
-                self.evict_aborted();
-            }
+            yield_queue::step_aside_woken(self, core, runnable);
             return false;
         }
         self.maybe_sample(&runnable);
@@ -298,33 +289,6 @@ impl Shared {
             WakeClass::Foreground | WakeClass::Background => {}
         }
         class
-    }
-
-    /// Hands every aborted background task waiting in the yield queue to
-    /// the workers, which drop it (see `YieldQueue::take_aborted`). Called
-    /// by `JoinHandle::abort` after it sets the flag, and by a parker that
-    /// finds the flag set after its push: the queue's lock orders the two,
-    /// so whichever comes second sees the other's write.
-    pub(crate) fn evict_aborted(&self) {
-        for runnable in self.yield_queue.take_aborted() {
-            self.push_injected(runnable);
-        }
-    }
-
-    /// Parks a task that steps aside in `yield_if_busy()`: its waker goes
-    /// to the yield queue, to be woken when a worker runs out of other work.
-    /// A task that already has an entry keeps it (see `yield_queue.rs`).
-    pub(crate) fn park_yielded(&self, task: &TaskMeta, waker: &Waker) {
-        if !task.enter_yield_queue() {
-            return;
-        }
-        let at = self.clock_nanos();
-        // A deferred wake-up of an aborted task is harmless: the abort
-        // wakes the task itself.
-        let _ = self
-            .yield_queue
-            .push(Entry::Wake(Yielded::new(task, waker.clone())), at);
-        self.after_shared_push();
     }
 
     /// Samples one schedule in `latency_sample_every` for the
@@ -375,7 +339,7 @@ impl Shared {
     /// After a push into the injector or the yield queue: wake a worker if
     /// one should look, and drain the queues if shutdown began meanwhile
     /// (the push-then-check protocol of `ShutdownState`).
-    fn after_shared_push(&self) {
+    pub(crate) fn after_shared_push(&self) {
         self.idle.notify_one();
         if self.shutdown.is_set_after_push() {
             shutdown::drain_queues(self);

@@ -67,7 +67,6 @@ use std::time::{Duration, Instant};
 use super::Shared;
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, fence, lock};
 use crate::task::Runnable;
-use crate::yield_queue::Entry;
 
 /// The shutdown flag and the tasks set aside to be dropped.
 ///
@@ -170,12 +169,9 @@ pub(crate) fn drain_queues(shared: &Shared) {
     // Deferred wake-ups: waking one schedules its task into a runtime that
     // is shutting down, which sets it aside. Background tasks are set
     // aside directly.
-    while let Some(parked) = shared.yield_queue.pop() {
-        match parked.entry {
-            Entry::Wake(yielded) => yielded.wake(),
-            Entry::Run(runnable) => shared.shutdown.cancel_later(runnable),
-        }
-    }
+    shared
+        .yield_queue
+        .drain(|runnable| shared.shutdown.cancel_later(runnable));
     for runnable in shared.admission.take_waiting() {
         shared.shutdown.cancel_later(runnable);
     }

@@ -13,20 +13,21 @@
 //!    nothing else is waiting; except that an entry older than
 //!    `max_yield_delay` is *rescued* ahead of everything else, at the first
 //!    tick of an epoch, within a runtime-wide rate limit
-//!    (`yield_rescue.rs`).
-//! 6. Otherwise it parks (`Idle::park`), which re-checks every queue,
-//!    the yield queue included, after counting itself idle. It sleeps inside
-//!    the driver's poll if that is free, else on its own condvar.
+//!    (`yield_queue/resume.rs`, `yield_queue/rescue.rs`).
+//! 6. Otherwise it waits for work (`Idle::wait_for_work`), which re-checks
+//!    every queue, the yield queue included, after counting itself idle,
+//!    then parks: inside the driver's poll if that is free, else on its own
+//!    condvar.
 //!
 //! Besides, every [`EVENT_INTERVAL`] ticks, and at the first tick of every
 //! ≈ 33 µs epoch that no other worker polled in yet, the worker polls I/O
 //! and timers without blocking (if no other thread holds the driver); it
 //! also does so right before taking from the yield queue if no worker has
 //! in this epoch, so network-woken foreground work beats yielded background
-//! work that was parked an epoch or more ago.
+//! work that stepped aside an epoch or more ago.
 //!
-//! Tasks woken while this worker dispatches events from inside its own
-//! driver park go to its deque without waking another worker: it is awake
+//! Tasks woken while this worker dispatches events from inside the driver's
+//! poll, where it parked, go to its deque without waking another worker: it is awake
 //! and about to run them. Once back, it wakes one helper only if it has more
 //! than one task queued.
 //!
@@ -49,13 +50,12 @@ use std::sync::Arc;
 
 use crossbeam_deque::{Steal, Worker};
 
-use super::driver::{DriverPark, EVENT_INTERVAL};
-use super::yield_rescue::Slice;
+use super::driver::{EVENT_INTERVAL, PollPark};
+use super::epoch::{EpochGate, epoch_of};
 use super::{Handle, Shared, context};
 use crate::admission::ElasticPoll;
-use crate::coop::EpochGate;
 use crate::task::Runnable;
-use crate::yield_queue::{Entry, Parked};
+use crate::yield_queue::{rescue::Slice, resume};
 
 /// Where a task woken on a worker thread goes ([`Core::push_local`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +102,7 @@ pub(crate) struct Core {
     wake_mode: Cell<WakeMode>,
     /// The task a [`WakeMode::Resume`] wake scheduled.
     resumed: Cell<Option<Runnable>>,
-    /// The rescued task that runs as if nothing waited (`yield_rescue.rs`).
+    /// The rescued task that runs as if nothing waited (`yield_queue/rescue.rs`).
     pub(crate) slice: Slice,
     /// xorshift64 state for picking steal victims.
     rng: Cell<u64>,
@@ -112,10 +112,11 @@ pub(crate) struct Core {
     pub(crate) elastic: ElasticPoll,
     /// Inside `block_in_place` (a nested call runs its closure directly).
     in_block_in_place: Cell<bool>,
-    /// `yield_if_busy()`'s clock amortisation.
-    pub(crate) epoch_gate: EpochGate,
-    /// The periodic driver poll's clock amortisation.
-    driver_gate: EpochGate,
+    /// The epochs of `yield_if_busy()`'s slow path and of background
+    /// self-wakes (`yield_queue/decide.rs`).
+    pub(crate) yield_gate: EpochGate,
+    /// The epochs of this loop: its driver poll and its rescue check.
+    loop_gate: EpochGate,
 }
 
 impl Core {
@@ -137,8 +138,8 @@ impl Core {
             poll_started: Cell::new(0),
             elastic: ElasticPoll::new(),
             in_block_in_place: Cell::new(false),
-            epoch_gate: EpochGate::new(),
-            driver_gate: EpochGate::new(),
+            yield_gate: EpochGate::new(),
+            loop_gate: EpochGate::new(),
         }
     }
 
@@ -238,7 +239,7 @@ impl Core {
                     self.stop_searching();
                     self.run_task(runnable);
                 }
-                None => self.park(),
+                None => self.wait_for_work(),
             }
         }
         false
@@ -326,13 +327,13 @@ impl Core {
     fn next_task(&self) -> Option<Runnable> {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
-        let new_epoch = self.driver_gate.should_scan(|| self.shared.clock_nanos());
+        let new_epoch = self.loop_gate.is_new_epoch(|| self.shared.clock_nanos());
         if tick % EVENT_INTERVAL == 0 {
             self.shared.driver.poll_nonblocking();
         } else if new_epoch {
-            self.shared.driver.poll_for_epoch(self.driver_gate.epoch());
+            self.shared.driver.poll_for_epoch(self.loop_gate.epoch());
         }
-        if new_epoch && let Some(runnable) = self.rescue_overdue() {
+        if new_epoch && let Some(runnable) = resume::rescue_overdue(self) {
             return Some(runnable);
         }
         let injector_first = self.injector_first.replace(false);
@@ -356,17 +357,17 @@ impl Core {
         // in this epoch: I/O is then noticed within an epoch, as when every
         // worker is busy, and background tasks that take turns through the
         // yield queue (`yield_now()` loops, demoted) do not pay an
-        // `epoll_wait` per turn (≈ 5% of 10 µs units on the 2-core VM).
+        // `epoll_wait` per turn, a syscall per unit of their work.
         if !self.searching.get() || self.shared.yield_queue.is_empty() {
             return None;
         }
-        let epoch = self.shared.clock_nanos() >> crate::coop::EPOCH_SHIFT;
+        let epoch = epoch_of(self.shared.clock_nanos());
         if self.shared.driver.poll_for_epoch(epoch) > 0
             && let Some(runnable) = self.local.pop()
         {
             return Some(runnable);
         }
-        self.take_from_yield_queue()
+        resume::take_next(self)
     }
 
     fn take_from_injector(&self) -> Option<Runnable> {
@@ -517,66 +518,18 @@ impl Core {
         }
     }
 
-    /// Resumes the longest-parked task of the yield queue. A wake-up that
-    /// brings no task (its task was woken already) is used up and the next
-    /// one tried.
-    fn take_from_yield_queue(&self) -> Option<Runnable> {
-        while let Some(parked) = self.shared.yield_queue.pop() {
-            let (runnable, now) = self.resume(parked);
-            self.shared.yield_rescue.note_served(now);
-            if runnable.is_some() {
-                return runnable;
-            }
-        }
-        None
+    /// Delivers a deferred wake-up of a task's own waker (`wake`) so that
+    /// the woken task is handed straight back to this worker to run next
+    /// ([`WakeMode::Resume`]) rather than queued; `None` if the wake-up
+    /// scheduled nothing (the task had been woken and run meanwhile).
+    pub(crate) fn deliver_own_wake(&self, wake: impl FnOnce()) -> Option<Runnable> {
+        let mode = self.wake_mode.replace(WakeMode::Resume);
+        wake();
+        self.wake_mode.set(mode);
+        self.resumed.take()
     }
 
-    /// The starvation bound (`yield_rescue.rs`): at a new epoch, takes the
-    /// head of the yield queue if it is overdue and this worker wins the
-    /// rescue, and gives the task a slice.
-    fn rescue_overdue(&self) -> Option<Runnable> {
-        let shared = &self.shared;
-        let head_at = shared.yield_queue.head_at()?;
-        let now = shared.clock_nanos();
-        if !shared.yield_rescue.try_claim(head_at, now) {
-            return None;
-        }
-        let runnable = self.resume(shared.yield_queue.pop()?).0?;
-        self.slice.start(runnable.metadata().id(), now);
-        tracing::trace!(
-            target: "brigade::yield_queue",
-            task = runnable.metadata().id(),
-            waited_ms = now.saturating_sub(head_at) / 1_000_000,
-            "overdue task rescued from the yield queue"
-        );
-        Some(runnable)
-    }
-
-    /// Takes a parked task out for this worker to run, recording how long
-    /// it waited (and returning the time now): a deferred wake-up is
-    /// delivered in [`WakeMode::Resume`], which hands the task straight
-    /// back instead of queueing it.
-    fn resume(&self, parked: Parked) -> (Option<Runnable>, u64) {
-        let now = self.shared.clock_nanos();
-        let waited = now.saturating_sub(parked.at);
-        self.shared
-            .metrics
-            .worker(self.index)
-            .yield_delay
-            .record(waited);
-        let runnable = match parked.entry {
-            Entry::Run(runnable) => Some(runnable),
-            Entry::Wake(yielded) => {
-                let mode = self.wake_mode.replace(WakeMode::Resume);
-                yielded.wake();
-                self.wake_mode.set(mode);
-                self.resumed.take()
-            }
-        };
-        (runnable, now)
-    }
-
-    fn park(&self) {
+    fn wait_for_work(&self) {
         let shared = &self.shared;
         shared.metrics.worker(self.index).count_park();
         tracing::debug!(worker = self.index, "worker parking");
@@ -584,7 +537,7 @@ impl Core {
         // do is not stuck.
         self.end_cover();
         // A spare also wakes when it becomes surplus, to step down; and a
-        // worker covered just now, after the fence in `Idle::park`, does not
+        // worker covered just now, after the fence in `Idle::wait_for_work`, does not
         // sleep with the cover (see `Compensation::cover_running`): it goes
         // round the loop and ends the cover here.
         let has_work = || {
@@ -594,20 +547,20 @@ impl Core {
                 || (self.is_spare && shared.compensation.is_surplus())
         };
         let sleep = |parker: &super::park::Parker| {
-            let timeout = match shared.driver.park_worker(parker) {
-                DriverPark::Parked => return,
+            let timeout = match shared.driver.park_in_poll(parker) {
+                PollPark::Parked => return,
                 // Another worker sleeps in the poll; wake for the next timer
                 // in case it stops polling before then.
-                DriverPark::Occupied => shared.driver.time.time_to_next(),
+                PollPark::Occupied => shared.driver.time.time_to_next(),
                 // Retry the driver soon (a spurious return is handled by
-                // `Idle::park`).
-                DriverPark::Busy => Some(DRIVER_RETRY),
+                // `Idle::wait_for_work`).
+                PollPark::Busy => Some(DRIVER_RETRY),
             };
             parker.park_timeout(timeout);
         };
         let has_local_work = || !self.local.is_empty();
         self.wake_mode.set(WakeMode::Silent);
-        let searching = shared.idle.park(
+        let searching = shared.idle.wait_for_work(
             self.index,
             self.searching.get(),
             has_work,

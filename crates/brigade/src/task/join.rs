@@ -91,7 +91,7 @@ impl<T> JoinHandle<T> {
             meta.shared().registry.wake(key, meta.id());
             // A background task waiting in the yield queue is already
             // scheduled, so the wake-up does nothing for it.
-            meta.shared().evict_aborted();
+            crate::yield_queue::evict_aborted(meta.shared());
         }
     }
 

@@ -17,7 +17,7 @@ mod join_set;
 pub(crate) mod registry;
 
 use std::panic::Location;
-use std::ptr::NonNull;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
 pub use block_in_place::block_in_place;
@@ -29,7 +29,7 @@ pub use join_set::JoinSet;
 use crate::admission::ElasticState;
 use crate::runtime::Shared;
 use crate::runtime::idle::Idle;
-use crate::sync::{AtomicBool, Ordering};
+use crate::yield_queue::YieldState;
 use cancel::CancelState;
 use class::Policy;
 
@@ -48,10 +48,10 @@ pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 pub(crate) struct TaskMeta {
     /// Unique, never reused id.
     id: u64,
-    /// The runtime this task belongs to. Points into the `Arc<Shared>` owned
-    /// by this task's schedule closure, which lives in the same allocation
-    /// and outlives both the future and every handle to the task.
-    shared: NonNull<Shared>,
+    /// The runtime this task belongs to. (The schedule closure holds a
+    /// second reference: `async-task` keeps the allocation alive while a
+    /// closure with captured state runs, which `schedule` relies on.)
+    shared: Arc<Shared>,
     /// Slot in the runtime's [`registry`], or `None` (blocking tasks and
     /// tasks spawned after shutdown).
     registry_key: Option<usize>,
@@ -73,20 +73,8 @@ pub(crate) struct TaskMeta {
     /// harness's Acquire load sees the flag. An abort after the transition
     /// wakes a running task, which `async-task` reschedules after the poll.
     cancel: CancelState,
-    /// Whether a deferred wake-up of this task is in the yield queue. Set by
-    /// the yielder that pushes the entry, cleared by whoever takes it out
-    /// (before it wakes the task), so a task has at most one entry even
-    /// when other wakes run it while its entry waits (a task woken by I/O
-    /// that steps aside again relies on the entry it already has). If the
-    /// entry is taken between the yielder's look and the end of its poll,
-    /// its wake-up reschedules the running task: nothing is lost. The flag
-    /// publishes no data: the yielder's swap, a read-modify-write, always
-    /// sees the latest clear, and the popper clears before it wakes, so any
-    /// ordering would do; AcqRel and Release cost nothing extra here.
-    in_yield_queue: AtomicBool,
-    /// The yield sentinel: the last slow-path visit of `yield_if_busy` moved
-    /// this task to the back of its worker's deque. Same thread only.
-    moved_to_back: AtomicBool,
+    /// Its stepping-aside state (`yield_queue/`).
+    yield_state: YieldState,
     /// Where the task was spawned, for the long-poll warning.
     location: &'static Location<'static>,
     /// How the scheduler treats the task, and the state its class needs
@@ -97,13 +85,6 @@ pub(crate) struct TaskMeta {
     /// Written before the task is pushed to a queue, read after it is popped.
     scheduled_at: AtomicU64,
 }
-
-// SAFETY: `shared` is only ever turned into a `&Shared`, and `Shared` is
-// `Sync`; the pointer stays valid for as long as the header exists (see the
-// field's comment). Every other field is already `Send + Sync`.
-unsafe impl Send for TaskMeta {}
-// SAFETY: as above.
-unsafe impl Sync for TaskMeta {}
 
 /// Hands out task ids. A statistics-style counter: no protocol reads it, so
 /// it uses `std` directly.
@@ -119,11 +100,10 @@ impl TaskMeta {
     ) -> Self {
         TaskMeta {
             id,
-            shared: NonNull::from(&**shared),
+            shared: shared.clone(),
             registry_key,
             cancel: CancelState::new(),
-            in_yield_queue: AtomicBool::new(false),
-            moved_to_back: AtomicBool::new(false),
+            yield_state: YieldState::new(),
             location,
             policy,
             scheduled_at: AtomicU64::new(0),
@@ -170,9 +150,7 @@ impl TaskMeta {
     }
 
     pub(crate) fn shared(&self) -> &Shared {
-        // SAFETY: see the `shared` field: the `Arc<Shared>` it points into is
-        // owned by the schedule closure in the same allocation as `self`.
-        unsafe { self.shared.as_ref() }
+        &self.shared
     }
 
     pub(crate) fn registry_key(&self) -> Option<usize> {
@@ -200,28 +178,9 @@ impl TaskMeta {
         self.cancel.future_dropped(self.attention());
     }
 
-    /// Marks the task as having an entry in the yield queue; `false` if it
-    /// already has one (see `in_yield_queue`).
-    pub(crate) fn enter_yield_queue(&self) -> bool {
-        !self.in_yield_queue.swap(true, Ordering::AcqRel)
-    }
-
-    /// Whether a deferred wake-up of the task waits in the yield queue.
-    pub(crate) fn has_yield_queue_entry(&self) -> bool {
-        self.in_yield_queue.load(Ordering::Acquire)
-    }
-
-    /// The task's yield-queue entry has been taken out.
-    pub(crate) fn leave_yield_queue(&self) {
-        self.in_yield_queue.store(false, Ordering::Release);
-    }
-
-    /// Reads and updates the yield sentinel.
-    pub(crate) fn replace_moved_to_back(&self, value: bool) -> bool {
-        let previous = self.moved_to_back.load(Ordering::Relaxed);
-        if previous != value {
-            self.moved_to_back.store(value, Ordering::Relaxed);
-        }
-        previous
+    /// Its stepping-aside state: its yield-queue entry and the sentinel.
+    #[inline]
+    pub(crate) fn yield_state(&self) -> &YieldState {
+        &self.yield_state
     }
 }

@@ -1,32 +1,42 @@
-//! The yield queue: where tasks that step aside wait until a worker has
-//! nothing else to do.
+//! Stepping aside: how a running task gives way to waiting work, where it
+//! waits, and how it comes back. One operation, in one module.
 //!
-//! ## What it holds
-//! One FIFO of entries, each stamped with when it was parked:
-//! - **Deferred wake-ups** ([`Entry::Wake`]): `yield_if_busy()` pushes the
-//!   waker of the poll that steps aside and returns `Pending` without waking
-//!   anyone; whoever takes the entry out wakes it, which schedules the task
-//!   onto that worker's own deque. At most one per task
-//!   (`TaskMeta::in_yield_queue`: a task that another wake ran while its
-//!   entry waited, and that steps aside again, keeps relying on the entry
-//!   it has). Nothing is left on the task: the decision to step aside is
-//!   carried by the entry, so a `yield_if_busy()` polled with a waker that
-//!   is not its task's own defers no state for an unrelated later wake.
-//! - **Scheduled background tasks** ([`Entry::Run`]): the schedule hook
-//!   parks a background task's self-wake here (`task/class.rs`) as the
-//!   task itself, already scheduled, so taking it out needs no wake-up.
+//! ## 1. Decide ([`decide`])
+//! `yield_if_busy()`'s fast path (`coop.rs`) returns at once while a worker
+//! is idle. Otherwise its slow path ([`decide::slow_path`]) looks, cheapest
+//! first, for work that waits for a worker: the own deque, the injector, and
+//! once per epoch (`runtime/epoch.rs`) the I/O driver, the other workers'
+//! deques and an overdue yield queue. It answers *continue*, *move to the
+//! back* or *step aside*. The self-wake of a background task (`task/class.rs`)
+//! asks the same question from the schedule hook
+//! ([`decide::background_steps_aside`]).
 //!
-//! ## Who takes from it
-//! It is separate from the injector and from every worker's deque, and it
-//! is *not* a place `yield_if_busy()` looks for waiting work: two yielders
-//! never yield to each other through it. Workers take from it
-//! (`worker.rs`):
-//! - after their own deque, the injector and stealing all came up empty,
-//!   and a worker about to park re-checks it (`idle.rs`), so a parked task
-//!   waits only as long as other work is waiting;
-//! - and, so that it never waits for ever under a flood of foreground work,
-//!   when its oldest entry has waited longer than the runtime's
-//!   `max_yield_delay` (`runtime/yield_rescue.rs`).
+//! ## 2. Go
+//! - **Move to the back**: the task wakes its own waker and returns
+//!   `Pending`; the schedule hook puts it at the back of its worker's deque
+//!   behind the waiting task, on the same warm worker. The task's
+//!   [`YieldState`] remembers it (the sentinel), so a task that finds the
+//!   deque still busy on its next visit steps aside instead of bouncing.
+//! - **Step aside**: into the [`YieldQueue`], separate from the injector and
+//!   every deque. `yield_if_busy()` defers its waker there ([`defer_wake`],
+//!   [`Entry::Wake`]) and returns `Pending` without waking anyone; nothing
+//!   is left on the task for a later, unrelated wake to read. A background
+//!   task's self-wake puts the scheduled task itself there ([`step_aside_woken`],
+//!   [`Entry::Run`]). A task keeps at most one entry ([`YieldState`]).
+//!
+//! ## 3. Come back ([`resume`])
+//! A worker takes from the yield queue only after its own deque, the
+//! injector and stealing all came up empty and I/O was polled in this epoch
+//! (`Core::next_task`), and a worker about to sleep re-checks it
+//! (`runtime/idle.rs`). So an entry waits only as long as other work waits,
+//! and two yielders never yield to each other through it. A deferred
+//! wake-up is delivered by the worker that takes it, which runs the task
+//! next, on itself.
+//!
+//! ## 4. Never for ever ([`rescue`])
+//! Under a flood of foreground work the queue would never be served: an
+//! *overdue* queue has its head rescued ahead of other work for a short
+//! slice, within a cap on the workers' time.
 //!
 //! ## Protocol
 //! The entries are kept in a [`StampedQueue`] (`stamped.rs`), whose head's
@@ -35,136 +45,97 @@
 //! (`Shared::after_shared_push`), like every other push to a shared queue:
 //! a worker may have gone idle, or shutdown may have drained the queue,
 //! between the decision to step aside and the push (`stamped.rs` says why
-//! the head's stamp needs no more than the park protocol's fences). A waker
+//! the head's stamp needs no more than the sleep protocol's fences). A waker
 //! or task left in the queue would keep its task, and with it the runtime's
-//! shared state, alive: shutdown drains it (`shutdown.rs`).
+//! shared state, alive: shutdown drains it ([`YieldQueue::drain`]).
+//!
+//! An abort must reach a background task that waits here as an
+//! [`Entry::Run`]: its wake-up does nothing to a task that is already
+//! scheduled. So an abort sweeps the queue ([`evict_aborted`]), and a push
+//! looks at the task's abort flag under the queue's lock; the lock orders
+//! the two, so whichever comes second sees the other's write.
 
+pub(crate) mod decide;
+mod entry;
+pub(crate) mod rescue;
+pub(crate) mod resume;
 pub(crate) mod stamped;
 
-use std::ptr::NonNull;
 use std::task::Waker;
 
-use crate::task::{Runnable, TaskMeta};
+pub(crate) use entry::{DeferredWake, Entry, Waiting, YieldState};
 use stamped::StampedQueue;
 // Statistics only, so not from `crate::sync`.
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A deferred wake-up of a task that stepped aside in `yield_if_busy()`.
-pub(crate) struct Yielded {
-    /// The waker of the poll that stepped aside: the task's own.
-    waker: Waker,
-    /// The task's header. Valid while `waker` lives: the waker holds a
-    /// reference to the task's allocation, which contains the header.
-    task: NonNull<TaskMeta>,
-}
-
-// SAFETY: `Waker` is `Send + Sync`, and `task` is only turned into a
-// `&TaskMeta` (`TaskMeta` is `Sync`) while the waker keeps it alive.
-unsafe impl Send for Yielded {}
-// SAFETY: as above.
-unsafe impl Sync for Yielded {}
-
-impl Yielded {
-    /// An entry for `task`; `waker` must be the task's own.
-    pub(crate) fn new(task: &TaskMeta, waker: Waker) -> Self {
-        Yielded {
-            waker,
-            task: NonNull::from(task),
-        }
-    }
-
-    fn task(&self) -> &TaskMeta {
-        // SAFETY: see the `task` field; `self.waker` is alive.
-        unsafe { self.task.as_ref() }
-    }
-
-    /// Wakes the task, after marking its entry as taken out.
-    pub(crate) fn wake(self) {
-        self.task().leave_yield_queue();
-        self.waker.wake();
-    }
-}
-
-/// What waits in the yield queue.
-pub(crate) enum Entry {
-    /// A deferred wake-up (`yield_if_busy()`).
-    Wake(Yielded),
-    /// A background task's self-wake, the task itself.
-    Run(Runnable),
-}
-
-impl Entry {
-    fn task_id(&self) -> u64 {
-        match self {
-            Entry::Wake(yielded) => yielded.task().id(),
-            Entry::Run(runnable) => runnable.metadata().id(),
-        }
-    }
-}
-
-/// An entry and when it was parked.
-pub(crate) struct Parked {
-    pub(crate) entry: Entry,
-    /// Runtime-clock nanoseconds, for the yield-delay metric and the rescue
-    /// of overdue entries.
-    pub(crate) at: u64,
-}
+use crate::runtime::Shared;
+use crate::runtime::worker::Core;
+use crate::task::{Runnable, TaskMeta};
 
 /// The runtime-wide queue of tasks that stepped aside.
 pub(crate) struct YieldQueue {
     entries: StampedQueue<Entry>,
     /// Statistics only (no protocol reads it), hence `std` and `Relaxed`.
-    parked_total: AtomicU64,
+    entered_total: AtomicU64,
 }
 
 impl YieldQueue {
     pub(crate) fn new() -> Self {
         YieldQueue {
             entries: StampedQueue::new(),
-            parked_total: AtomicU64::new(0),
+            entered_total: AtomicU64::new(0),
         }
     }
 
-    /// Parks an entry at `at`. The caller must `notify_one` and check for
+    /// Puts an entry in at `at`. The caller must `notify_one` and check for
     /// shutdown afterwards (see the module docs). Returns whether the entry
     /// is a background task that was aborted: its abort may have swept the
-    /// queue before the push (see `Shared::evict_aborted`). The flag is
-    /// read under the queue's lock, after the push in the lock's order, so
-    /// either this read or the sweep sees the other side's write.
+    /// queue before the push. The flag is read under the queue's lock,
+    /// after the push in the lock's order, so either this read or the sweep
+    /// sees the other side's write.
     #[must_use = "an aborted task must be evicted"]
-    pub(crate) fn push(&self, entry: Entry, at: u64) -> bool {
-        tracing::trace!(task = entry.task_id(), "task parked in the yield queue");
-        self.parked_total.fetch_add(1, Ordering::Relaxed);
-        self.entries.push(
-            entry,
-            at,
-            |entry| matches!(entry, Entry::Run(runnable) if runnable.metadata().is_cancelled()),
-        )
+    fn push(&self, entry: Entry, at: u64) -> bool {
+        tracing::trace!(
+            task = entry.task_id(),
+            "task stepped aside into the yield queue"
+        );
+        self.entered_total.fetch_add(1, Ordering::Relaxed);
+        self.entries.push(entry, at, Entry::is_aborted_task)
     }
 
-    /// Takes the longest-parked entry.
-    pub(crate) fn pop(&self) -> Option<Parked> {
-        let (entry, at) = self.entries.pop()?;
+    /// Takes the entry that has waited longest.
+    pub(crate) fn pop(&self) -> Option<Waiting> {
+        let (entry, since) = self.entries.pop()?;
         tracing::trace!(task = entry.task_id(), "task left the yield queue");
-        Some(Parked { entry, at })
+        Some(Waiting { entry, since })
     }
 
     /// Takes out every background task (`Entry::Run`) that was aborted,
-    /// wherever it waits, so that a worker drops it now rather than when
-    /// the queue reaches it (an abort's wake-up does nothing to a task
-    /// that is already scheduled).
-    pub(crate) fn take_aborted(&self) -> Vec<Runnable> {
+    /// wherever it waits.
+    fn take_aborted(&self) -> Vec<Runnable> {
         self.entries.take_where(|entry| match entry {
             Entry::Run(runnable) if runnable.metadata().is_cancelled() => Ok(runnable),
             other => Err(other),
         })
     }
 
+    /// Empties the queue (shutdown): deferred wake-ups are woken (their
+    /// tasks are then set aside by the schedule hook, which sees the
+    /// shutdown flag), background tasks go to `set_aside`.
+    pub(crate) fn drain(&self, set_aside: impl Fn(Runnable)) {
+        while let Some(waiting) = self.pop() {
+            match waiting.entry {
+                Entry::Wake(wake) => wake.wake(),
+                Entry::Run(runnable) => set_aside(runnable),
+            }
+        }
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    /// When the longest-parked entry was parked, if there is one.
+    /// When the entry that has waited longest went in, if there is one.
     pub(crate) fn head_at(&self) -> Option<u64> {
         self.entries.head_at()
     }
@@ -173,8 +144,50 @@ impl YieldQueue {
         self.entries.len()
     }
 
-    /// How many times a task was parked here since the runtime started.
-    pub(crate) fn parked_total(&self) -> u64 {
-        self.parked_total.load(Ordering::Relaxed)
+    /// How many times a task stepped aside into the queue since the runtime
+    /// started.
+    pub(crate) fn entered_total(&self) -> u64 {
+        self.entered_total.load(Ordering::Relaxed)
+    }
+}
+
+/// Steps a task aside in `yield_if_busy()`: its waker, the task's own, goes
+/// to the yield queue, to be woken when a worker runs out of other work. A
+/// task that already has an entry keeps it (see [`YieldState`]).
+pub(crate) fn defer_wake(shared: &Shared, task: &TaskMeta, waker: &Waker) {
+    if !task.yield_state().enter_queue() {
+        return;
+    }
+    let at = shared.clock_nanos();
+    // A deferred wake-up of an aborted task is harmless: the abort wakes
+    // the task itself.
+    let _ = shared
+        .yield_queue
+        .push(Entry::Wake(DeferredWake::new(task, waker.clone())), at);
+    shared.after_shared_push();
+}
+
+/// Steps a woken background task aside (from the schedule hook on `core`,
+/// once [`decide::background_steps_aside`] said so): the scheduled task
+/// itself goes to the yield queue.
+pub(crate) fn step_aside_woken(shared: &Shared, core: &Core, runnable: Runnable) {
+    shared.metrics.worker(core.index()).count_yield();
+    let at = shared.clock_nanos();
+    let aborted = shared.yield_queue.push(Entry::Run(runnable), at);
+    shared.after_shared_push();
+    if aborted {
+        // Aborted between the look in `background_steps_aside` and the
+        // push: the abort's own sweep may have come first.
+        evict_aborted(shared);
+    }
+}
+
+/// Hands every aborted background task waiting in the yield queue to the
+/// workers, which drop it. Called by `JoinHandle::abort` after it sets the
+/// flag, and by a pusher that finds the flag set after its push (see the
+/// module docs).
+pub(crate) fn evict_aborted(shared: &Shared) {
+    for runnable in shared.yield_queue.take_aborted() {
+        shared.push_injected(runnable);
     }
 }

@@ -53,7 +53,7 @@ fn a_spare_takes_over_and_steps_down() {
                         runs[task].fetch_add(1, Ordering::SeqCst);
                         continue;
                     }
-                    searching = idle.park(
+                    searching = idle.wait_for_work(
                         1,
                         searching,
                         || {
@@ -107,7 +107,7 @@ fn a_late_cover_does_not_outlive_the_poll() {
         // `has_work` runs after the park fence, as in `Core::park`.
         seq.store(2, Ordering::Release);
         let covered_at_park = std::cell::Cell::new(false);
-        idle.park(
+        idle.wait_for_work(
             0,
             false,
             || {

@@ -67,7 +67,7 @@
 //!   ([`cover_running`](Compensation::cover_running) says how the two
 //!   fences pair). A late cover the re-read misses is ended by the next
 //!   sample's sweep, as the stretch it names has ended.
-//! - A spare that sleeps in `Idle::park` must not miss that it became
+//! - A spare that sleeps in `Idle::wait_for_work` must not miss that it became
 //!   surplus. Whoever ends a cover (the slot's thread, or the monitor)
 //!   decrements `wanted` and then wakes a sleeping spare under the sleepers
 //!   lock (`Idle::notify_spare`);
@@ -350,7 +350,7 @@ impl<D> Compensation<D> {
     /// stretch still runs, and takes the cover back if it ended meanwhile.
     ///
     /// The slot's thread stores its watch sequence when the poll ends, and
-    /// later, if it parks, issues a `SeqCst` fence (in `Idle::park`) before
+    /// later, if it parks, issues a `SeqCst` fence (in `Idle::wait_for_work`) before
     /// it checks `is_covered` (in its `has_work`). Here the cover's
     /// compare-exchange is followed by a `SeqCst` fence and then the load of
     /// the sequence. Whichever fence comes second sees the other side's

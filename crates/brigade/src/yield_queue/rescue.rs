@@ -1,6 +1,6 @@
 //! The starvation bound of the yield queue.
 //!
-//! The yield queue runs only when nothing else waits (`yield_queue.rs`), so
+//! The yield queue runs only when nothing else waits (`mod.rs`), so
 //! under a flood of foreground work that never lets up, yielded background
 //! work would wait for ever. The bound:
 //!
@@ -10,16 +10,17 @@
 //!    nothing else to do) for as long. A queue that is served now and then
 //!    is not overdue, however long it is: its entries wait their turn, and
 //!    the foreground is not taxed for them. A worker looks once per ≈ 33 µs
-//!    epoch (at its periodic driver poll, `worker.rs`); when the queue is
-//!    overdue, it takes the head out ahead of its own deque: a *rescue*.
+//!    epoch (at its periodic driver poll, `runtime/worker.rs`); when the
+//!    queue is overdue, it takes the head out ahead of its own deque: a
+//!    *rescue* (`resume.rs`).
 //!
-//!    The same test, in `yield_if_busy()`'s amortised checks (`coop.rs`),
+//!    The same test, in `yield_if_busy()`'s amortised checks (`decide.rs`),
 //!    makes a yielder that keeps going while others wait in the queue step
 //!    aside for them: without it, yielders that never need to give way to
 //!    foreground work never let queued yielders run either.
 //! 2. **A slice.** The rescued task then runs as if nothing waited for
 //!    [`RESCUE_SLICE`] (1 ms): its `yield_if_busy()` calls continue, and its
-//!    self-wakes are not parked, until the slice ends. One poll per rescue
+//!    self-wakes do not step aside, until the slice ends. One poll per rescue
 //!    would not be enough: a task with 50 µs units would get 50 µs every
 //!    `max_yield_delay`, 0.1% of a worker.
 //! 3. **A rate limit.** Rescues, runtime-wide, are at least
@@ -28,12 +29,13 @@
 //!    [`RESCUE_SHARE_PERCENT`] (4%) of the workers, and foreground work
 //!    keeps at least 96% of them.
 //!
-//! With two workers and two starving tasks (`examples/flood.rs`), each task
-//! is rescued about every 50–63 ms and gets 1 ms: about 2% of the workers
-//! between them, with a yield delay of at most about 63 ms. With many
-//! starving tasks the share stays at most 4% and the delay grows with their
-//! number (n × 1 ms / 4% of the workers); the bound on the delay holds for
-//! a few tasks, the bound on the share always.
+//! So with two workers and two starving tasks, each task is rescued about
+//! every `max_yield_delay` plus an epoch or two and gets 1 ms: about 2% of
+//! the workers between them (`examples/flood.rs` measures it; the README
+//! has the figures). With many starving tasks the share stays at most 4%
+//! and the delay grows with their number (n × 1 ms / 4% of the workers):
+//! the bound on the delay holds for a few tasks, the bound on the share
+//! always.
 //!
 //! The trade-off: while rescued work runs, the foreground on that worker
 //! waits up to one slice. That happens only once the yield queue has
@@ -93,8 +95,8 @@ impl YieldRescue {
         }
     }
 
-    /// Whether the queue, whose head was parked at `head_at`, is overdue at
-    /// `now`: neither the head was parked nor any entry was served for
+    /// Whether the queue, whose head went in at `head_at`, is overdue at
+    /// `now`: neither the head went in nor any entry was served for
     /// `max_yield_delay`.
     pub(crate) fn is_overdue(&self, head_at: u64, now: u64) -> bool {
         let served_at = self.served_at.load(Ordering::Relaxed);
