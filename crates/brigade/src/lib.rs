@@ -163,68 +163,36 @@
 //!   see `Builder::tokio_compat` for the cost and how to turn it off per
 //!   runtime.
 #![warn(missing_docs)]
-#![cfg_attr(loom, allow(dead_code, unused_imports, unreachable_pub))]
 
+// Under `--cfg loom` the scheduler itself is built, with loom's primitives
+// (`sync/`), a driver without I/O (`runtime/loom_driver.rs`) and no monitor
+// thread; the I/O, timer and signal modules, which need the real driver,
+// are left out. `cargo test -p brigade --lib` then runs the loom models.
 mod sync;
 
-#[cfg(not(loom))]
 mod admission;
-#[cfg(not(loom))]
 mod coop;
 #[cfg(not(loom))]
 mod io;
-#[cfg(not(loom))]
 mod metrics;
 #[cfg(not(loom))]
 pub mod net;
-#[cfg(not(loom))]
 mod runtime;
 #[cfg(not(loom))]
 pub mod signal;
-#[cfg(not(loom))]
 pub mod task;
 #[cfg(not(loom))]
 pub mod time;
-#[cfg(not(loom))]
 mod yield_queue;
 
-/// Under `--cfg loom` only the protocol modules are built, for their models.
-#[cfg(loom)]
-mod runtime {
-    pub(crate) mod compensation;
-    pub(crate) mod idle;
-    mod park;
-    pub(crate) mod thread_cpu;
-}
-#[cfg(loom)]
-mod admission {
-    #[path = "slots.rs"]
-    mod slots;
-}
-#[cfg(loom)]
-mod task {
-    #[path = "cancel.rs"]
-    mod cancel;
-}
-#[cfg(loom)]
-mod yield_queue {
-    #[path = "stamped.rs"]
-    pub(crate) mod stamped;
-}
-
-#[cfg(not(loom))]
 pub use admission::ElasticConfig;
-#[cfg(not(loom))]
 pub use coop::{YieldIfBusy, YieldNow, yield_if_busy, yield_now};
-#[cfg(not(loom))]
 pub use metrics::{LatencySnapshot, RuntimeMetrics};
-#[cfg(not(loom))]
 pub use runtime::{
     BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
     DEFAULT_MAX_YIELD_DELAY, Handle, Runtime, WORKER_THREADS_ENV, spawn, spawn_blocking,
     spawn_elastic,
 };
-#[cfg(not(loom))]
 pub use task::{JoinError, JoinHandle};
 
 /// Runs an `async fn main` on a brigade runtime.

@@ -40,6 +40,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::time::{Duration, Instant};
 
 pub use config::ElasticConfig;
+#[cfg_attr(loom, allow(unused_imports))]
+// Used by the monitor thread, left out of loom models.
 pub(crate) use controller::Controller;
 pub(crate) use poll::ElasticPoll;
 use slots::CoarseSlots;
@@ -218,6 +220,7 @@ impl Admission {
     /// needs a free coarse slot (when it waits for one, the worker that
     /// frees it wakes the monitor, so no refill time is given). Called by
     /// the monitor with the state locked.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn admit_waiting(
         &self,
         state: &mut State,
@@ -270,6 +273,7 @@ impl Admission {
     }
 
     /// Sets the utilization limit (monitor thread, state locked).
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn set_limit(&self, state: &mut State, limit: f64) {
         self.refill(state, Instant::now());
         state.limit = limit;

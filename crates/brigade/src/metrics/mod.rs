@@ -104,6 +104,7 @@ impl MetricsCells {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn count_long_polls(&self, count: u64) {
         self.long_polls.fetch_add(count, Ordering::Relaxed);
     }
@@ -260,7 +261,7 @@ impl RuntimeMetrics {
 
     /// Timers (sleeps, timeouts, intervals) registered right now.
     pub fn num_timers(&self) -> usize {
-        self.shared.driver.time.len()
+        self.shared.driver.num_timers()
     }
 
     /// Scheduling latency since the runtime started: time from a task

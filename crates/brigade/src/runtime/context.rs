@@ -22,6 +22,10 @@
 //!   is one more TLS read). While a worker polls an elastic task it points at
 //!   [`FORCE_SLOW_PATH`], a constant that reads as "no worker is idle", so
 //!   every call reaches the slow path, where the task's CPU grant is checked.
+//!   Under loom (whose atomics cannot live in a `static`) the fast path
+//!   reads the worker's idle word through `WORKER` instead, and
+//!   `SLOW_PATH_FORCED` stands in for the constant: the same load of the
+//!   same word, one more pointer away.
 //! - `POLL_WATCH`: this worker's long-poll watch, or null.
 //! - `HANDLE` (an owned clone) and `IN_BLOCK_ON`: the runtime
 //!   `brigade::spawn` uses, and whether `block_on` is running here.
@@ -32,7 +36,6 @@
 //! as long as any closure that reads it runs.
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Waker;
 
 use super::Handle;
@@ -43,12 +46,17 @@ use crate::task::TaskMeta;
 
 /// Read by the fast path on threads that are not workers: one idle worker,
 /// so `yield_if_busy()` completes at once. Never written.
+#[cfg(not(loom))]
 static NOT_A_WORKER: AtomicUsize = AtomicUsize::new(idle::IDLE_ONE);
 
 /// Read by the fast path while a worker polls an elastic task: "no worker
 /// idle", so `yield_if_busy()` always reaches the slow path, which checks the
 /// task's CPU grant. Never written.
+#[cfg(not(loom))]
 static FORCE_SLOW_PATH: AtomicUsize = AtomicUsize::new(0);
+
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A thread-local pointer that is set only for the duration of a closure.
 struct Scoped<T: 'static> {
@@ -64,6 +72,7 @@ impl<T: 'static> Scoped<T> {
     }
 
     /// Reads as `default` wherever it is not set.
+    #[cfg(not(loom))]
     const fn with_default(default: &'static T) -> Self {
         Scoped {
             inner: Cell::new(default),
@@ -99,19 +108,54 @@ impl<T: 'static> Scoped<T> {
     }
 }
 
-thread_local! {
-    static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
-    static IN_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
-    static WORKER: Scoped<Core> = const { Scoped::unset() };
-    static CURRENT_TASK: Scoped<TaskMeta> = const { Scoped::unset() };
-    static TASK_WAKER: Scoped<Waker> = const { Scoped::unset() };
+crate::sync::scheduler_thread_local! {
+    static HANDLE: RefCell<Option<Handle>> = RefCell::new(None);
+    static IN_BLOCK_ON: Cell<bool> = Cell::new(false);
+    static WORKER: Scoped<Core> = Scoped::unset();
+    static CURRENT_TASK: Scoped<TaskMeta> = Scoped::unset();
+    static TASK_WAKER: Scoped<Waker> = Scoped::unset();
+    static POLL_WATCH: Scoped<PollWatch> = Scoped::unset();
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
     static IDLE_WORD: Scoped<AtomicUsize> = const { Scoped::with_default(&NOT_A_WORKER) };
-    static POLL_WATCH: Scoped<PollWatch> = const { Scoped::unset() };
+}
+
+#[cfg(loom)]
+crate::sync::scheduler_thread_local! {
+    static SLOW_PATH_FORCED: Cell<bool> = Cell::new(false);
 }
 
 /// `true` if `yield_if_busy()` can return at once: this thread is not a
 /// worker, or one of its runtime's workers is idle and nothing needs the
 /// running task's attention (see `idle::fast_path_may_continue`).
+#[cfg(loom)]
+pub(crate) fn any_worker_idle() -> bool {
+    !SLOW_PATH_FORCED.with(Cell::get)
+        && with_current_worker(|core| {
+            core.is_none_or(|core| {
+                // An `Acquire` read-modify-write, where the real fast path
+                // loads (`Relaxed`): loom lets a load in a loop read a stale
+                // value for ever, which no processor does, so an endless
+                // `yield_if_busy()` loop would never see shutdown's
+                // attention hold, nor then the flag set before it. Reading
+                // the latest value, and what was published with it, models
+                // the eventual visibility the real loop relies on.
+                let state = core
+                    .shared()
+                    .idle
+                    .state_word()
+                    .fetch_add(0, crate::sync::Ordering::Acquire);
+                idle::fast_path_may_continue(state)
+            })
+        })
+}
+
+/// `true` if `yield_if_busy()` can return at once: this thread is not a
+/// worker, or one of its runtime's workers is idle and nothing needs the
+/// running task's attention (see `idle::fast_path_may_continue`).
+#[cfg(not(loom))]
 #[inline(always)]
 pub(crate) fn any_worker_idle() -> bool {
     IDLE_WORD.with(|word| {
@@ -137,8 +181,23 @@ pub(crate) fn note_yield_point() {
 
 /// Runs `f` with `yield_if_busy()`'s fast path switched off on this thread
 /// (around polls of elastic tasks).
+#[cfg(not(loom))]
 pub(crate) fn with_slow_path_forced<R>(f: impl FnOnce() -> R) -> R {
     IDLE_WORD.with(|word| word.set(&FORCE_SLOW_PATH, f))
+}
+
+/// Runs `f` with `yield_if_busy()`'s fast path switched off on this thread
+/// (around polls of elastic tasks).
+#[cfg(loom)]
+pub(crate) fn with_slow_path_forced<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SLOW_PATH_FORCED.with(|forced| forced.set(self.0));
+        }
+    }
+    let _restore = Restore(SLOW_PATH_FORCED.with(|forced| forced.replace(true)));
+    f()
 }
 
 /// Runs `f` with the worker core running on this thread, if any.
@@ -207,6 +266,7 @@ fn with_handle<R>(handle: Handle, in_block_on: bool, f: impl FnOnce() -> R) -> R
 /// Runs the worker loop `f` with this thread made the worker running `core`.
 pub(crate) fn run_worker<R>(core: &Core, f: impl FnOnce() -> R) -> R {
     let shared = core.shared();
+    #[cfg(not(loom))]
     let run = || {
         WORKER.with(|worker| {
             worker.set(core, || {
@@ -214,6 +274,8 @@ pub(crate) fn run_worker<R>(core: &Core, f: impl FnOnce() -> R) -> R {
             })
         })
     };
+    #[cfg(loom)]
+    let run = || WORKER.with(|worker| worker.set(core, f));
     // Yield points bump the watch for the long-poll detector and for
     // compensation, which both need to tell stretches apart.
     let config = &shared.config;

@@ -146,7 +146,7 @@ impl Driver {
                 Err(_) if spins >= 100 => return PollPark::Busy,
                 Err(_) => {
                     spins += 1;
-                    std::hint::spin_loop();
+                    crate::sync::spin_loop();
                 }
             }
         };
@@ -161,6 +161,16 @@ impl Driver {
         self.fallback_cv.notify_one();
         parker.end_driver_park();
         PollPark::Parked
+    }
+
+    /// When the next timer is due, if one is registered.
+    pub(crate) fn time_to_next(&self) -> Option<Duration> {
+        self.time.time_to_next()
+    }
+
+    /// Timers (sleeps, timeouts, intervals) registered right now.
+    pub(crate) fn num_timers(&self) -> usize {
+        self.time.len()
     }
 
     /// Whether a worker sleeps in the driver's poll.

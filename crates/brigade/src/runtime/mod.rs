@@ -16,9 +16,11 @@ mod blocking;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
+#[cfg_attr(loom, path = "loom_driver.rs")]
 pub(crate) mod driver;
 pub(crate) mod epoch;
 pub(crate) mod idle;
+#[cfg(not(loom))]
 mod monitor;
 mod park;
 mod shared;
@@ -29,12 +31,13 @@ pub(crate) mod thread_cpu;
 mod tokio_compat;
 pub(crate) mod worker;
 
+#[cfg(all(test, loom))]
+mod loom_models;
+
 use std::future::Future;
 use std::panic::Location;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 pub use builder::{
@@ -44,6 +47,7 @@ pub use builder::{
 pub(crate) use shared::Shared;
 
 use crate::metrics::RuntimeMetrics;
+use crate::sync::thread::{self, Thread};
 use crate::sync::{Condvar, Mutex, lock};
 use crate::task::{JoinHandle, TaskClass};
 use blocking::BlockingPool;
@@ -126,7 +130,7 @@ impl Runtime {
         max_spares: usize,
     ) -> Result<Runtime, BuildError> {
         let locals: Vec<_> = (0..num_workers + max_spares)
-            .map(|_| crossbeam_deque::Worker::new_fifo())
+            .map(|_| crate::sync::deque::Worker::new_fifo())
             .collect();
         let blocking = BlockingPool::new(
             builder.max_blocking_threads,
@@ -199,11 +203,18 @@ impl Runtime {
                 }
             };
         }
-        let monitor = monitor::start(shared.clone(), format!("{}-monitor", builder.thread_name))
-            .map_err(BuildError::spawn_failed)?;
-        if let Some(workers) = runtime.workers.as_mut() {
-            workers.monitor = Some(monitor);
+        // Under loom the monitor's periodic, clock-driven work is not
+        // modelled (nor the fallback thread): a model has no time.
+        #[cfg(not(loom))]
+        {
+            let monitor =
+                monitor::start(shared.clone(), format!("{}-monitor", builder.thread_name))
+                    .map_err(BuildError::spawn_failed)?;
+            if let Some(workers) = runtime.workers.as_mut() {
+                workers.monitor = Some(monitor);
+            }
         }
+        #[cfg(not(loom))]
         if builder.driver_thread {
             let name = format!("{}-driver", builder.thread_name);
             let fallback = driver
@@ -463,7 +474,7 @@ fn drive<F: Future>(future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
     let signal = Arc::new(ThreadSignal {
         thread: thread::current(),
-        notified: AtomicBool::new(false),
+        notified: std::sync::atomic::AtomicBool::new(false),
     });
     let waker = Waker::from(signal.clone());
     let mut cx = Context::from_waker(&waker);
@@ -471,7 +482,10 @@ fn drive<F: Future>(future: F) -> F::Output {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
-        while !signal.notified.swap(false, Ordering::Acquire) {
+        while !signal
+            .notified
+            .swap(false, std::sync::atomic::Ordering::Acquire)
+        {
             thread::park();
         }
     }
@@ -481,9 +495,14 @@ fn drive<F: Future>(future: F) -> F::Output {
 /// the unpark and consumed (Acquire) by the blocked thread, so a wake that
 /// lands between its poll and its park is not lost; `thread::park`'s own
 /// token covers the unpark-before-park case.
+///
+/// `notified` is a `std` atomic even under loom: the waker travels to the
+/// waking thread through `async-task`'s own atomics, which loom cannot see,
+/// so a loom atomic here would look unsynchronised to it. The park and the
+/// unpark are loom's, so a model still checks that no wake-up is lost.
 struct ThreadSignal {
     thread: Thread,
-    notified: AtomicBool,
+    notified: std::sync::atomic::AtomicBool,
 }
 
 impl Wake for ThreadSignal {
@@ -492,7 +511,10 @@ impl Wake for ThreadSignal {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if !self.notified.swap(true, Ordering::Release) {
+        if !self
+            .notified
+            .swap(true, std::sync::atomic::Ordering::Release)
+        {
             self.thread.unpark();
         }
     }

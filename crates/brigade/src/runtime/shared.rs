@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
+use crate::sync::deque::{Stealer, Worker};
 use async_task::{ScheduleInfo, WithInfo};
-use crossbeam_deque::{Stealer, Worker};
 
 use super::blocking::BlockingPool;
 use super::compensation::Compensation;
@@ -66,7 +66,11 @@ pub(crate) struct Shared {
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: Option<super::tokio_compat::TokioCompat>,
     /// Time zero for `clock_nanos`.
+    #[cfg_attr(loom, allow(dead_code))]
     start: Instant,
+    /// The model's clock (see `clock_nanos`).
+    #[cfg(loom)]
+    loom_clock: std::sync::atomic::AtomicU64,
 }
 
 /// Scheduler settings from the `Builder`.
@@ -92,9 +96,9 @@ pub(crate) struct SchedulerConfig {
     pub(crate) thread_stack_size: Option<usize>,
 }
 
-thread_local! {
-    /// Schedules left on this thread until the next sampled one.
-    static SAMPLE_COUNTDOWN: Cell<u32> = const { Cell::new(1) };
+crate::sync::scheduler_thread_local! {
+    // Schedules left on this thread until the next sampled one.
+    static SAMPLE_COUNTDOWN: Cell<u32> = Cell::new(1);
 }
 
 impl Shared {
@@ -134,6 +138,8 @@ impl Shared {
             #[cfg(feature = "tokio-compat")]
             tokio_compat: None,
             start: Instant::now(),
+            #[cfg(loom)]
+            loom_clock: std::sync::atomic::AtomicU64::new(0),
         };
         (shared, locals)
     }
@@ -155,8 +161,22 @@ impl Shared {
     }
 
     /// Nanoseconds since the runtime started (monotonic).
+    #[cfg(not(loom))]
     pub(crate) fn clock_nanos(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64
+    }
+
+    /// The runtime's clock under loom, which has no time: each read moves
+    /// it on by one epoch (`epoch.rs`), deterministically, so that every
+    /// clock read of an epoch gate starts a new epoch and the models take
+    /// the amortised paths too.
+    #[cfg(loom)]
+    pub(crate) fn clock_nanos(&self) -> u64 {
+        let step = super::epoch::epoch_start(1);
+        // Statistics-style: no protocol orders anything through it.
+        self.loom_clock
+            .fetch_add(step, std::sync::atomic::Ordering::Relaxed)
+            + step
     }
 
     pub(crate) fn is_shutdown(&self) -> bool {
@@ -227,6 +247,7 @@ impl Shared {
     /// deque (a task that woke itself during its poll also makes the worker
     /// look at the injector first next). Anywhere else: the injector.
     pub(crate) fn schedule(&self, runnable: Runnable, info: ScheduleInfo) {
+        runnable.metadata().mirror_task_state();
         if self.is_shutdown() {
             self.shutdown.cancel_later(runnable);
             return;
@@ -310,12 +331,14 @@ impl Shared {
         }
     }
 
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn sample_every(&self) -> u32 {
         self.sample_every.load(Ordering::Relaxed)
     }
 
     /// Sets the sampling interval in force, within `[1, latency_sample_every]`
     /// (monitor thread). Does nothing when sampling is off.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn set_sample_every(&self, every: u32) {
         let sparsest = self.config.latency_sample_every;
         if sparsest != 0 {

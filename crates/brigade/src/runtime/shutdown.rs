@@ -61,10 +61,10 @@
 //! cancelled, and a wake drops its task.
 
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use super::Shared;
+use crate::sync::thread;
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, fence, lock};
 use crate::task::Runnable;
 
@@ -103,8 +103,21 @@ impl ShutdownState {
     }
 
     /// Whether shutdown has begun.
+    #[cfg(not(loom))]
     pub(crate) fn is_set(&self) -> bool {
         self.flag.load(Ordering::Acquire)
+    }
+
+    /// Whether shutdown has begun: under loom a read-modify-write, which
+    /// reads the latest value. The loops that poll the flag (the worker
+    /// loop, `yield_if_busy()`'s slow path) rely on the flag becoming
+    /// visible eventually, which every processor guarantees and loom does
+    /// not model (it lets a load in a loop read a stale value for ever).
+    /// Protocols that need more than that read the flag with
+    /// [`is_set_after_push`](Self::is_set_after_push).
+    #[cfg(loom)]
+    pub(crate) fn is_set(&self) -> bool {
+        self.flag.fetch_or(false, Ordering::Acquire)
     }
 
     /// Whether shutdown has begun, read after a push into a shared queue
@@ -115,7 +128,11 @@ impl ShutdownState {
 
     /// Step 1: sets the flag.
     fn begin(&self) {
-        self.flag.store(true, Ordering::SeqCst);
+        // A swap rather than a store: the same `SeqCst` write, which loom
+        // 0.7 also orders before the read-modify-writes of `is_set` under
+        // loom (after a plain `SeqCst` store its models let such a read
+        // miss the flag, even one that synchronised with this thread).
+        self.flag.swap(true, Ordering::SeqCst);
     }
 
     /// Cancels a task after shutdown began: it will be dropped, never run.
@@ -184,9 +201,9 @@ pub(super) struct WorkerThreads {
     /// [`ExitSignal`]s notify.
     pub(super) running: Arc<(Mutex<usize>, Condvar)>,
     /// The fallback driver thread, if enabled.
-    pub(super) fallback: Option<thread::JoinHandle<()>>,
+    pub(super) fallback: Option<std::thread::JoinHandle<()>>,
     /// The monitor thread (elastic controller, admission, long polls).
-    pub(super) monitor: Option<thread::JoinHandle<()>>,
+    pub(super) monitor: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Runs the shutdown sequence of the module docs. Waits until `deadline`,
@@ -254,7 +271,7 @@ const FALLBACK_REWAKE: Duration = Duration::from_millis(10);
 /// `Driver::shutdown` meant for the fallback thread.
 fn join_fallback(
     shared: &Shared,
-    fallback: thread::JoinHandle<()>,
+    fallback: std::thread::JoinHandle<()>,
     deadline: Option<Instant>,
 ) -> bool {
     while !fallback.is_finished() {
@@ -265,7 +282,7 @@ fn join_fallback(
         let pause = deadline.map_or(FALLBACK_REWAKE, |deadline| {
             FALLBACK_REWAKE.min(deadline.saturating_duration_since(now))
         });
-        thread::sleep(pause);
+        std::thread::sleep(pause);
         shared.driver.wake();
     }
     let _ = fallback.join();

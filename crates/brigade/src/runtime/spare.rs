@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use crossbeam_deque::Worker;
+use crate::sync::deque::Worker;
 
 use super::Shared;
 use super::compensation::{AfterRest, Start};

@@ -34,12 +34,14 @@ impl ThreadClock {
         self.0
     }
 
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn from_bits(bits: i64) -> ThreadClock {
         ThreadClock(bits)
     }
 
     /// CPU nanoseconds the thread has used, if known. `None` also when the
     /// thread has exited.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn read(self) -> Option<u64> {
         #[cfg(target_os = "linux")]
         if self != ThreadClock::NONE {

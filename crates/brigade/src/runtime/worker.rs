@@ -48,7 +48,7 @@ use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crossbeam_deque::{Steal, Worker};
+use crate::sync::deque::{Steal, Worker};
 
 use super::driver::{EVENT_INTERVAL, PollPark};
 use super::epoch::{EpochGate, epoch_of};
@@ -375,7 +375,7 @@ impl Core {
             match self.shared.injector.steal_batch_and_pop(&self.local) {
                 Steal::Success(runnable) => return Some(runnable),
                 Steal::Empty => return None,
-                Steal::Retry => std::hint::spin_loop(),
+                Steal::Retry => crate::sync::spin_loop(),
             }
         }
     }
@@ -551,7 +551,7 @@ impl Core {
                 PollPark::Parked => return,
                 // Another worker sleeps in the poll; wake for the next timer
                 // in case it stops polling before then.
-                PollPark::Occupied => shared.driver.time.time_to_next(),
+                PollPark::Occupied => shared.driver.time_to_next(),
                 // Retry the driver soon (a spurious return is handled by
                 // `Idle::wait_for_work`).
                 PollPark::Busy => Some(DRIVER_RETRY),

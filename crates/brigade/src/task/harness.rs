@@ -87,6 +87,7 @@ impl<F: Future> Future for Harness<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let meta = this.meta.get();
+        meta.mirror_task_state();
         if meta.is_cancelled() {
             // Aborted after the worker checked the flag but before this poll
             // began: the abort's wake-up found the task still scheduled and

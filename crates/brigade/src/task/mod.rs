@@ -84,6 +84,10 @@ pub(crate) struct TaskMeta {
     /// schedule was sampled for the scheduling-latency histogram; else 0.
     /// Written before the task is pushed to a queue, read after it is popped.
     scheduled_at: AtomicU64,
+    /// Under loom: stands in for `async-task`'s task state word (see
+    /// [`mirror_task_state`](Self::mirror_task_state)).
+    #[cfg(loom)]
+    state_mirror: crate::sync::AtomicUsize,
 }
 
 /// Hands out task ids. A statistics-style counter: no protocol reads it, so
@@ -107,7 +111,29 @@ impl TaskMeta {
             location,
             policy,
             scheduled_at: AtomicU64::new(0),
+            #[cfg(loom)]
+            state_mirror: crate::sync::AtomicUsize::new(0),
         }
+    }
+
+    /// Under loom, mirrors `async-task`'s synchronisation on this task's
+    /// state word; nothing otherwise.
+    ///
+    /// `async-task` hands wakers and tasks between threads through its own
+    /// `std` atomics (an `AcqRel` read-modify-write of the task's state at
+    /// every wake and poll), which loom cannot see: a model would take a
+    /// thread that wakes a task for one that never synchronised with the
+    /// thread that polled it, during which poll the waker was handed out.
+    /// One loom read-modify-write on this per-task word at the start of each
+    /// poll (the harness) and of each schedule (the wake) gives loom the
+    /// same edges, task by task, and no others: a wake's read-modify-write
+    /// reads the one at the start of the poll that handed out the waker, or
+    /// a later one.
+    #[inline(always)]
+    pub(crate) fn mirror_task_state(&self) {
+        #[cfg(loom)]
+        self.state_mirror
+            .fetch_add(1, crate::sync::Ordering::AcqRel);
     }
 
     pub(crate) fn location(&self) -> &'static Location<'static> {

@@ -1,8 +1,9 @@
 //! Model-checks the hand-off with `loom`: run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`.
-//! The deques are stand-ins (`Injector`, a locked `VecDeque` under
-//! loom): crossbeam's algorithm is not what these models test; the
-//! bookkeeping, the idle protocol and their wake-ups are the real code.
+//! The deques are `Injector`s (under loom, the lock-free stand-ins of
+//! `sync/loom_deque.rs`); the bookkeeping, the idle protocol and their
+//! wake-ups are the real code. The whole worker loop is modelled in
+//! `runtime/loom_models/`.
 use super::*;
 use crate::runtime::idle::Idle;
 use crate::sync::{AtomicUsize, Injector, injector_pop};

@@ -189,6 +189,7 @@ impl CoverEnded {
 
 /// How [`Compensation::cover_running`] went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
 pub(crate) enum MonitorCover {
     /// The slot is covered: start spares.
     Covered,
@@ -283,6 +284,7 @@ impl<D> Compensation<D> {
     }
 
     /// The CPU clock of the thread that runs `slot`.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn clock(&self, slot: usize) -> ThreadClock {
         ThreadClock::from_bits(
             self.covered[slot]
@@ -296,6 +298,7 @@ impl<D> Compensation<D> {
     /// had used `cpu_nanos` of CPU: asks for a spare to serve in its place.
     /// Returns `false` if it was covered already. Follow with
     /// [`start_spare`](Self::start_spare).
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn cover(
         &self,
         slot: usize,
@@ -358,6 +361,7 @@ impl<D> Compensation<D> {
     /// or seen and ended there: a worker that parks never keeps a cover. (A
     /// worker that goes on to another poll ends the cover when that one
     /// ends.)
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn cover_running(
         &self,
         slot: usize,
@@ -385,6 +389,7 @@ impl<D> Compensation<D> {
     /// ended (`seq_of(slot)` moved on) while the poll goes on, as it does
     /// past a yield point that took `yield_if_busy()`'s fast path. Returns
     /// how many it ended: the caller wakes as many sleeping spares.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn end_stale_covers(&self, seq_of: impl Fn(usize) -> u64) -> usize {
         // Relaxed pre-check: a cover this misses is swept at the next sample.
         if self.wanted.load(Ordering::Relaxed) == 0 {
@@ -405,6 +410,7 @@ impl<D> Compensation<D> {
     }
 
     /// Ends `slot`'s cover if `owner` still holds it.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     fn clear(&self, slot: usize, owner: u64) -> bool {
         let cleared = self.covered[slot]
             .owner
@@ -516,6 +522,7 @@ impl<D> Compensation<D> {
     /// Whether fewer spares serve than covered slots ask for, within the
     /// bound (a lock-free hint; [`start_spare`](Self::start_spare) decides).
     /// Relaxed: the monitor asks again at its next sample.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn lacks_spares(&self) -> bool {
         self.serving.load(Ordering::Relaxed)
             < self.wanted.load(Ordering::Relaxed).min(self.max_spares)

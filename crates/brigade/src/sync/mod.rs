@@ -1,0 +1,80 @@
+//! The one place scheduler primitives come from.
+//!
+//! Every atomic, lock and condition variable that takes part in a park/wake or
+//! queue-handoff protocol is imported from here, never from `std` directly, so
+//! that building with `RUSTFLAGS="--cfg loom"` swaps them all for `loom`'s
+//! model-checked versions. Plain statistics counters that no protocol reads
+//! may use `std` atomics directly; they say so where they do.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::{
+    Condvar, Mutex, MutexGuard,
+    atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
+};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{
+    Condvar, Mutex, MutexGuard,
+    atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
+};
+
+/// Locks `mutex`, ignoring poisoning.
+///
+/// No user code runs while the scheduler holds one of its locks, so a
+/// poisoned lock can only come from a bug that already panicked elsewhere;
+/// the data behind it is still consistent.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// The work-stealing queues: crossbeam's, or their loom stand-ins
+/// (`loom_deque.rs`), which keep crossbeam's orderings and fences and add
+/// no lock.
+#[cfg(not(loom))]
+pub(crate) mod deque {
+    pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+}
+#[cfg(loom)]
+#[path = "loom_deque.rs"]
+pub(crate) mod deque;
+
+pub(crate) use deque::Injector;
+
+/// Threads that take part in the scheduler's protocols: the workers and
+/// `block_on`'s thread (its `park`/`unpark`).
+#[cfg(loom)]
+pub(crate) use loom::thread;
+#[cfg(not(loom))]
+pub(crate) use std::thread;
+
+/// A spin-loop hint; under loom it lets the model run another thread.
+#[cfg(loom)]
+pub(crate) use loom::hint::spin_loop;
+#[cfg(not(loom))]
+pub(crate) use std::hint::spin_loop;
+
+/// Declares the scheduler's thread-locals: `std`'s with `const`
+/// initialisers, or, under loom, loom's (one value per modelled thread).
+macro_rules! scheduler_thread_local {
+    ($(static $name:ident: $t:ty = $init:expr;)*) => {
+        #[cfg(not(loom))]
+        std::thread_local! { $(static $name: $t = const { $init };)* }
+        #[cfg(loom)]
+        loom::thread_local! { $(static $name: $t = $init;)* }
+    };
+}
+pub(crate) use scheduler_thread_local;
+
+/// Pops one item from an injector, retrying while a concurrent operation
+/// makes the steal report `Retry`.
+pub(crate) fn injector_pop<T>(injector: &Injector<T>) -> Option<T> {
+    loop {
+        match injector.steal() {
+            deque::Steal::Success(value) => return Some(value),
+            deque::Steal::Empty => return None,
+            deque::Steal::Retry => spin_loop(),
+        }
+    }
+}
