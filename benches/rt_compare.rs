@@ -5,8 +5,8 @@
 //! `tokio`, run on runtimes with the same number of worker threads, so the
 //! report puts e.g. `spawn_many_local/brigade` next to
 //! `spawn_many_local/tokio`. Each workload is written once, against the small
-//! [`Rt`] trait (shared with the `coopsched` bench, in `common/mod.rs`), and
-//! instantiated for both runtimes.
+//! [`Rt`] trait (the comparison harness, `brigade_examples::harness`, shared
+//! with the other benches), and instantiated for both runtimes.
 //!
 //! Worker threads: the `BENCH_WORKERS` environment variable, else 4 (as in
 //! tokio's suite). `BENCH_LATENCY_SAMPLE_EVERY` sets brigade's
@@ -20,15 +20,13 @@
 //! cargo bench -p brigade-benches --bench rt_compare -- --warm-up-time 0.5 --measurement-time 1
 //! ```
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use criterion::{Bencher, Criterion, SamplingMode};
 
-use common::{Brigade, Rt, Tokio};
+use brigade_examples::harness::{Brigade, Rt, Tokio, bench_workers};
 
 /// Tasks spawned per iteration by the `spawn_many_*` workloads.
 const NUM_SPAWN: usize = 10_000;
@@ -67,24 +65,24 @@ fn compare(
     on_brigade: Workload<Brigade>,
     on_tokio: Workload<Tokio>,
 ) {
-    let workers = common::workers(DEFAULT_WORKERS);
+    let workers = bench_workers(DEFAULT_WORKERS);
     let mut group = c.benchmark_group(name);
     // Iterations take milliseconds: equal-sized samples keep the run short.
     group.sampling_mode(SamplingMode::Flat);
-    run_on(&mut group, "brigade", workers, on_brigade);
-    run_on(&mut group, "tokio", workers, on_tokio);
+    run_on(&mut group, workers, on_brigade);
+    run_on(&mut group, workers, on_tokio);
     group.finish();
 }
 
-/// Benchmark `id` in `group`: `workload` on a fresh runtime of type `R`.
+/// Benchmark `brigade` or `tokio` in `group`: `workload` on a fresh runtime
+/// of type `R`.
 fn run_on<R: Rt>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    id: &str,
     workers: usize,
     workload: Workload<R>,
 ) {
     let rt = R::build(workers);
-    group.bench_function(id, |b| workload(b, &rt, workers));
+    group.bench_function(R::KIND.name(), |b| workload(b, &rt, workers));
     drop(rt);
 }
 

@@ -1,11 +1,13 @@
-//! Shared code of brigade's examples: the mixed-load demo's harness
-//! (configuration, measurement, report and chart), the stuck-worker,
-//! flood and `http_import` demos', the calibrated busy work they share, kept in a library so it is unit-tested by
-//! `cargo test --workspace`.
+//! Shared code of brigade's examples and benches: the comparison harness
+//! (brigade or tokio, the runtime abstraction, the benches' settings), the
+//! calibrated busy work, and the mixed-load, stuck-worker, flood and
+//! `http_import` demos (configuration, measurement, report and chart), kept
+//! in a library so that it is unit-tested by `cargo test --workspace`.
 
 pub mod busy;
 mod flags;
 pub mod flood;
+pub mod harness;
 pub mod http_import;
 pub mod mixed_load;
 pub mod stuck_worker;
