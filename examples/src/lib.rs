@@ -1,8 +1,10 @@
 //! Shared code of brigade's examples and benches: the comparison harness
 //! (brigade or tokio, the runtime abstraction, the benches' settings), the
-//! calibrated busy work, and the mixed-load, stuck-worker, flood and
-//! `http_import` demos (configuration, measurement, report and chart), kept
-//! in a library so that it is unit-tested by `cargo test --workspace`.
+//! calibrated busy work, the workloads written once for both runtimes, the
+//! scaling bench's settings and tables, and the mixed-load, stuck-worker,
+//! flood and `http_import` demos (configuration, measurement, report and
+//! chart), kept in a library so that it is unit-tested by
+//! `cargo test --workspace`.
 
 pub mod busy;
 mod flags;
@@ -10,6 +12,8 @@ pub mod flood;
 pub mod harness;
 pub mod http_import;
 pub mod mixed_load;
+pub mod scaling;
 pub mod stuck_worker;
 #[cfg(feature = "tokio-compat")]
 pub mod tokio_client;
+pub mod workloads;

@@ -37,6 +37,11 @@ pub trait Rt: Sized + 'static {
     fn yield_now() -> impl Future<Output = ()> + Send;
     /// The runtime's sleep.
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send;
+    /// The yield point after a unit of background work: brigade's
+    /// `yield_if_busy`; on tokio, which has none that looks at the load, its
+    /// closest equivalent, `yield_now` (as `mixed_load` and `http_import`
+    /// compare them).
+    fn background_yield() -> impl Future<Output = ()> + Send;
     /// The brigade runtime, for its metrics; `None` on tokio.
     fn as_brigade(&self) -> Option<&brigade::Runtime>;
 }
@@ -87,6 +92,10 @@ impl Rt for Brigade {
 
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
         brigade::time::sleep(duration)
+    }
+
+    fn background_yield() -> impl Future<Output = ()> + Send {
+        brigade::yield_if_busy()
     }
 
     fn as_brigade(&self) -> Option<&brigade::Runtime> {
@@ -141,6 +150,10 @@ impl Rt for Tokio {
         tokio::time::sleep(duration)
     }
 
+    fn background_yield() -> impl Future<Output = ()> + Send {
+        tokio::task::yield_now()
+    }
+
     fn as_brigade(&self) -> Option<&brigade::Runtime> {
         None
     }
@@ -163,6 +176,7 @@ mod tests {
             let outer = rt.spawn_remote(async {
                 let inner = R::spawn(async {
                     R::yield_now().await;
+                    R::background_yield().await;
                     R::sleep(Duration::from_millis(1)).await;
                     7
                 });
