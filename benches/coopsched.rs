@@ -43,8 +43,6 @@
 //! BENCH_WORKERS=4 cargo bench -p brigade-benches --bench coopsched -- coopsched_mixed
 //! ```
 
-mod common;
-
 use std::future::Future;
 use std::hint::black_box;
 use std::sync::LazyLock;
@@ -52,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
 
-use common::{Brigade, Rt, Tokio};
+use brigade_examples::harness::{Brigade, Rt, Tokio, available_cores, bench_workers};
 
 /// Size of the buffer the CPU tasks checksum.
 const BUFFER_LEN: usize = 256 * 1024;
@@ -127,7 +125,7 @@ impl Config for TokioYieldNow {
 /// Worker threads for both runtimes: `BENCH_WORKERS`, else the available
 /// parallelism.
 fn workers() -> usize {
-    common::workers(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    bench_workers(available_cores())
 }
 
 /// Tasks of each kind per batch: 10 × max(workers − 1, 1).

@@ -7,6 +7,7 @@
 //! times those round trips. The background is 2 × workers tasks doing
 //! 10 µs (or 100 µs) units of CPU work with the variant's yield point after
 //! each unit, as in `examples/mixed_load.rs` (which reports percentiles).
+//! Worker threads: `BENCH_WORKERS`, else the available parallelism.
 //!
 //! ```text
 //! cargo bench -p brigade-benches --bench foreground_latency
@@ -16,18 +17,12 @@
 use std::time::{Duration, Instant};
 
 use brigade_examples::busy::calibrate;
+use brigade_examples::harness::{available_cores, bench_workers};
 use brigade_examples::mixed_load::{Client, Scenario, VARIANTS};
 use criterion::Criterion;
 
-fn workers() -> usize {
-    std::env::var("BENCH_WORKERS")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
-}
-
 fn foreground_round_trip(c: &mut Criterion) {
-    let workers = workers();
+    let workers = bench_workers(available_cores());
     for unit_us in [10u64, 100] {
         let unit_iterations = calibrate(unit_us, workers);
         let mut group = c.benchmark_group(format!("foreground_rtt_unit{unit_us}us"));

@@ -15,14 +15,12 @@
 //! cargo bench -p brigade-benches --bench timers
 //! ```
 
-mod common;
-
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use common::{Brigade, Rt, Tokio};
+use brigade_examples::harness::{Brigade, Rt, Tokio, bench_workers};
 use criterion::{BenchmarkId, Criterion};
 
 const PENDING: usize = 1_000_000;
@@ -107,7 +105,7 @@ fn main() {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(5))
         .configure_from_args();
-    let workers = common::workers(2);
+    let workers = bench_workers(2);
     bench_runtime::<Brigade>(&mut criterion, "brigade", workers);
     bench_runtime::<Tokio>(&mut criterion, "tokio", workers);
     criterion.final_summary();

@@ -24,7 +24,8 @@
 //! `yield_if_busy` is inlined across the crate boundary, as for any user.
 //!
 //! Group `yield_throughput` runs 2 × workers tasks, each doing a fixed number
-//! of 10 µs units of CPU work (a calibrated busy loop), with and without
+//! of 10 µs units of CPU work (`brigade_examples::busy`'s calibrated busy
+//! loop), with and without
 //! `yield_if_busy().await` after each unit; afterwards the bench prints the
 //! ratio of units per second with the yield to units per second without,
 //! and how often `yield_if_busy` actually gave way. Tasks parked in the
@@ -32,40 +33,38 @@
 //! picked up and the first yielders parked, the others find nothing waiting
 //! and run on: expect only a few yields per run, and a ratio near 1.
 //!
+//! Every runtime here has `BENCH_WORKERS` worker threads, else 2.
+//!
 //! Run with:
 //!
 //! ```text
 //! cargo bench -p brigade-benches --bench yield_overhead
+//! BENCH_WORKERS=4 cargo bench -p brigade-benches --bench yield_overhead
 //! cargo bench -p brigade-benches --bench yield_overhead -- --warm-up-time 0.5 --measurement-time 1
 //! ```
 
 use std::future::Future;
-use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use brigade_examples::busy::{calibrate, spin};
+use brigade_examples::harness::{Brigade, Rt, bench_workers};
 use criterion::{Criterion, SamplingMode};
 
-/// Worker threads of every runtime here (the machine this was written for
-/// has 2 cores).
-const WORKERS: usize = 2;
-/// Tasks in `yield_throughput`.
-const THROUGHPUT_TASKS: usize = 2 * WORKERS;
+/// Worker threads when `BENCH_WORKERS` is not set (the machine this was
+/// written for has 2 cores).
+const DEFAULT_WORKERS: usize = 2;
 /// Units of work per task in `yield_throughput`.
 const UNITS_PER_TASK: usize = 500;
-/// Length of one unit of work in `yield_throughput`.
-const UNIT: Duration = Duration::from_micros(10);
+/// Length of one unit of work in `yield_throughput`, in µs.
+const UNIT_US: u64 = 10;
 /// Runs of each variant in the closing manual throughput comparison.
 const RATIO_RUNS: usize = 15;
 
-fn brigade_runtime(workers: usize) -> brigade::Runtime {
-    brigade::Builder::new()
-        .worker_threads(workers)
-        .build()
-        .expect("build brigade runtime")
-}
-
+/// tokio with no driver, not even the timer that `harness::Tokio::build`
+/// enables: a worker whose only task yields parks on its driver for no time
+/// at each `yield_now`, and a timer would add its cost to every call.
 fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
@@ -104,15 +103,15 @@ async fn brigade_yield_if_busy_loop(iters: u64, idle: usize) -> Duration {
     timed_loop(iters, brigade::yield_if_busy).await
 }
 
-fn yield_call(c: &mut Criterion) {
+fn yield_call(c: &mut Criterion, workers: usize) {
     let mut group = c.benchmark_group("yield_call");
 
-    let rt = brigade_runtime(WORKERS);
+    let Brigade(rt) = Brigade::build(workers);
     let yields_before = rt.metrics().yields();
     // One task loops; the other worker has nothing to do and parks.
     group.bench_function("brigade_yield_if_busy/idle_worker", |b| {
         b.iter_custom(|iters| {
-            rt.block_on(rt.spawn(brigade_yield_if_busy_loop(iters, WORKERS - 1)))
+            rt.block_on(rt.spawn(brigade_yield_if_busy_loop(iters, workers - 1)))
                 .expect("measured task failed")
         });
     });
@@ -128,14 +127,14 @@ fn yield_call(c: &mut Criterion) {
         });
     });
 
-    // WORKERS - 1 tasks spin (never yielding, so no queue holds work) while
+    // workers - 1 tasks spin (never yielding, so no queue holds work) while
     // the measured task loops on the remaining worker.
     let yields_before = rt.metrics().yields();
     group.bench_function("brigade_yield_if_busy/all_busy", |b| {
         b.iter_custom(|iters| {
             let spin = Arc::new(AtomicBool::new(true));
             let started = Arc::new(AtomicUsize::new(0));
-            let spinners: Vec<_> = (0..WORKERS - 1)
+            let spinners: Vec<_> = (0..workers - 1)
                 .map(|_| {
                     let spin = spin.clone();
                     let started = started.clone();
@@ -147,13 +146,14 @@ fn yield_call(c: &mut Criterion) {
                     })
                 })
                 .collect();
+            let spinning = ClearOnDrop(spin);
             wait_until("the spinners run", Duration::from_secs(5), || {
-                started.load(Ordering::Relaxed) == WORKERS - 1
+                started.load(Ordering::Relaxed) == workers - 1
             });
             let elapsed = rt
                 .block_on(rt.spawn(brigade_yield_if_busy_loop(iters, 0)))
                 .expect("measured task failed");
-            spin.store(false, Ordering::Relaxed);
+            drop(spinning);
             rt.block_on(async {
                 for spinner in spinners {
                     spinner.await.expect("spinner failed");
@@ -175,20 +175,20 @@ fn yield_call(c: &mut Criterion) {
     // The fast path without its note to the long-poll detector (which the
     // compensation for stuck workers also reads): both switched off.
     let rt = brigade::Builder::new()
-        .worker_threads(WORKERS)
+        .worker_threads(workers)
         .long_poll_threshold(None)
         .compensation_threshold(None)
         .build()
         .expect("build brigade runtime");
     group.bench_function("brigade_yield_if_busy/idle_worker_no_detector", |b| {
         b.iter_custom(|iters| {
-            rt.block_on(rt.spawn(brigade_yield_if_busy_loop(iters, WORKERS - 1)))
+            rt.block_on(rt.spawn(brigade_yield_if_busy_loop(iters, workers - 1)))
                 .expect("measured task failed")
         });
     });
     drop(rt);
 
-    let rt = tokio_runtime(WORKERS);
+    let rt = tokio_runtime(workers);
     group.bench_function("tokio_yield_now", |b| {
         b.iter_custom(|iters| {
             rt.block_on(rt.spawn(timed_loop(iters, tokio::task::yield_now)))
@@ -205,6 +205,16 @@ fn yield_call(c: &mut Criterion) {
     group.finish();
 }
 
+/// Clears its flag when dropped: the spinners stop even when a wait above
+/// panics, so that the runtime's drop does not wait on them forever.
+struct ClearOnDrop(Arc<AtomicBool>);
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
 /// `yield_if_busy` should never give way when nothing waits for a worker.
 fn report_yields(case: &str, yields: u64) {
     if yields != 0 {
@@ -212,49 +222,22 @@ fn report_yields(case: &str, yields: u64) {
     }
 }
 
-/// `spins` rounds of a dependent multiply-add chain the optimiser cannot
-/// remove or shorten.
-fn busy_work(spins: u64) -> u64 {
-    let mut x = black_box(1u64);
-    for i in 0..spins {
-        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i);
-    }
-    black_box(x)
-}
-
-/// The `busy_work` argument that takes about `target` on this machine (the
-/// fastest of a few timings, to discount interruptions).
-fn calibrate(target: Duration) -> u64 {
-    let mut spins = 1_000u64;
-    let sample = loop {
-        let start = Instant::now();
-        busy_work(spins);
-        if start.elapsed() >= Duration::from_millis(2) {
-            break spins;
-        }
-        spins *= 2;
-    };
-    let fastest = (0..5)
-        .map(|_| {
-            let start = Instant::now();
-            busy_work(sample);
-            start.elapsed()
-        })
-        .min()
-        .expect("five timings");
-    ((sample as f64) * target.as_secs_f64() / fastest.as_secs_f64()).max(1.0) as u64
-}
-
-/// One run of the throughput workload: [`THROUGHPUT_TASKS`] tasks of
-/// [`UNITS_PER_TASK`] units each, with or without `yield_if_busy` after each
-/// unit. Returns the wall time from the first spawn to the last join.
-fn throughput_run(rt: &brigade::Runtime, spins: u64, yield_after_unit: bool) -> Duration {
+/// One run of the throughput workload: `tasks` tasks of [`UNITS_PER_TASK`]
+/// units of `spins` [`spin`] iterations each, with or without
+/// `yield_if_busy` after each unit. Returns the wall time from the first
+/// spawn to the last join.
+fn throughput_run(
+    rt: &brigade::Runtime,
+    tasks: usize,
+    spins: u64,
+    yield_after_unit: bool,
+) -> Duration {
     let start = Instant::now();
-    let tasks: Vec<_> = (0..THROUGHPUT_TASKS)
+    let tasks: Vec<_> = (0..tasks)
         .map(|_| {
             rt.spawn(async move {
                 for _ in 0..UNITS_PER_TASK {
-                    busy_work(spins);
+                    std::hint::black_box(spin(spins));
                     if yield_after_unit {
                         brigade::yield_if_busy().await;
                     }
@@ -270,16 +253,18 @@ fn throughput_run(rt: &brigade::Runtime, spins: u64, yield_after_unit: bool) -> 
     start.elapsed()
 }
 
-fn yield_throughput(c: &mut Criterion) {
-    let spins = calibrate(UNIT);
-    let rt = brigade_runtime(WORKERS);
+fn yield_throughput(c: &mut Criterion, workers: usize) {
+    let tasks = 2 * workers;
+    // Calibrated on as many threads as the workload keeps busy.
+    let spins = calibrate(UNIT_US, workers);
+    let Brigade(rt) = Brigade::build(workers);
     let mut group = c.benchmark_group("yield_throughput");
     group.sampling_mode(SamplingMode::Flat);
     group.bench_function("yield_if_busy", |b| {
-        b.iter(|| throughput_run(&rt, spins, true));
+        b.iter(|| throughput_run(&rt, tasks, spins, true));
     });
     group.bench_function("no_yield", |b| {
-        b.iter(|| throughput_run(&rt, spins, false));
+        b.iter(|| throughput_run(&rt, tasks, spins, false));
     });
     group.finish();
 
@@ -289,19 +274,19 @@ fn yield_throughput(c: &mut Criterion) {
     let mut with_yield = Vec::with_capacity(RATIO_RUNS);
     let mut without = Vec::with_capacity(RATIO_RUNS);
     for _ in 0..RATIO_RUNS {
-        with_yield.push(throughput_run(&rt, spins, true));
-        without.push(throughput_run(&rt, spins, false));
+        with_yield.push(throughput_run(&rt, tasks, spins, true));
+        without.push(throughput_run(&rt, tasks, spins, false));
     }
     let yields = rt.metrics().yields() - yields_before;
-    let units = (THROUGHPUT_TASKS * UNITS_PER_TASK) as f64;
+    let units = (tasks * UNITS_PER_TASK) as f64;
     let rate = |runs: &mut Vec<Duration>| {
         runs.sort();
         units / runs[runs.len() / 2].as_secs_f64()
     };
     let (with_rate, without_rate) = (rate(&mut with_yield), rate(&mut without));
     println!(
-        "yield_throughput: {THROUGHPUT_TASKS} tasks x {UNITS_PER_TASK} units of {UNIT:?} on \
-         {WORKERS} workers (median of {RATIO_RUNS} runs)\n  \
+        "yield_throughput: {tasks} tasks x {UNITS_PER_TASK} units of {UNIT_US} µs on \
+         {workers} workers (median of {RATIO_RUNS} runs)\n  \
          with yield_if_busy: {with_rate:.0} units/s ({:.3} yields per unit)\n  \
          without:            {without_rate:.0} units/s\n  \
          ratio (with / without): {:.3}",
@@ -320,7 +305,8 @@ fn main() {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .configure_from_args();
-    yield_call(&mut criterion);
-    yield_throughput(&mut criterion);
+    let workers = bench_workers(DEFAULT_WORKERS);
+    yield_call(&mut criterion, workers);
+    yield_throughput(&mut criterion, workers);
     criterion.final_summary();
 }

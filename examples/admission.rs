@@ -42,7 +42,7 @@ struct Args {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         secs: 20,
-        workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        workers: brigade_examples::harness::available_cores(),
         case: None,
         adjust: None,
         sample_every: None,

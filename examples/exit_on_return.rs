@@ -27,7 +27,8 @@ const KINDS: [&str; 5] = [
     "sleeping",
 ];
 
-fn spin(units: &mut u64) {
+/// A unit of work too small to measure: counts, so that the loop is not empty.
+fn tick(units: &mut u64) {
     *units = units.wrapping_add(1);
     std::hint::black_box(*units);
 }
@@ -36,7 +37,7 @@ fn spin(units: &mut u64) {
 async fn yield_if_busy_forever() {
     let mut units = 0;
     loop {
-        spin(&mut units);
+        tick(&mut units);
         brigade::yield_if_busy().await;
     }
 }
@@ -48,7 +49,7 @@ fn spawn_endless(kind: &str) {
         "yield_now" => drop(brigade::spawn(async {
             let mut units = 0;
             loop {
-                spin(&mut units);
+                tick(&mut units);
                 brigade::yield_now().await;
             }
         })),

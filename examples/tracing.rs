@@ -54,6 +54,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use brigade_examples::busy::{calibrate, spin};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, fmt};
@@ -62,6 +63,9 @@ use tracing_subscriber::{EnvFilter, Layer, fmt};
 const DEFAULT_FILTER: &str = "brigade=debug,brigade::yield_queue=trace";
 
 const WORKERS: usize = 2;
+
+/// One unit of background work in steps 3 and 4, in µs.
+const UNIT_US: u64 = 50;
 
 fn main() -> Result<(), brigade::BuildError> {
     let filter =
@@ -79,6 +83,8 @@ fn main() -> Result<(), brigade::BuildError> {
         std::env::var("RUST_LOG").unwrap_or_else(|_| DEFAULT_FILTER.to_owned())
     );
 
+    // Calibrated before the runtime starts, so that no worker competes.
+    let unit = calibrate(UNIT_US, WORKERS);
     let rt = brigade::Builder::new()
         .worker_threads(WORKERS)
         .elastic(brigade::ElasticConfig {
@@ -123,7 +129,7 @@ fn main() -> Result<(), brigade::BuildError> {
             let stop = stop.clone();
             rt.spawn(async move {
                 while !stop.load(Ordering::Relaxed) {
-                    spin(Duration::from_micros(50)); // one unit of background work
+                    std::hint::black_box(spin(unit)); // one unit of background work
                     brigade::yield_if_busy().await;
                 }
             })
@@ -153,7 +159,7 @@ fn main() -> Result<(), brigade::BuildError> {
             let stop = stop.clone();
             rt.spawn_elastic(async move {
                 while !stop.load(Ordering::Relaxed) {
-                    spin(Duration::from_micros(50));
+                    std::hint::black_box(spin(unit));
                     brigade::yield_if_busy().await;
                 }
             })
@@ -175,14 +181,6 @@ fn main() -> Result<(), brigade::BuildError> {
     drop(rt);
     counter.print();
     Ok(())
-}
-
-/// Busy-waits for `duration`: a stand-in for CPU-bound work.
-fn spin(duration: Duration) {
-    let end = Instant::now() + duration;
-    while Instant::now() < end {
-        std::hint::spin_loop();
-    }
 }
 
 /// A `tracing-subscriber` layer that counts brigade's events by kind.

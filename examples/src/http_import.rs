@@ -40,8 +40,11 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
+use crate::harness::{Runtime, brigade_builder, tokio_builder};
+
 mod config;
-pub use config::{Config, HELP, ImportMode, RuntimeKind};
+pub use crate::harness::RuntimeKind;
+pub use config::{Config, HELP, ImportMode};
 
 /// The body of `GET /`.
 pub const BODY: &str = "hello from http_import\n";
@@ -144,15 +147,10 @@ fn first_row(task: usize) -> u64 {
     (task as u64) << 40
 }
 
-enum RuntimeHolder {
-    Brigade(brigade::Runtime),
-    Tokio(tokio::runtime::Runtime),
-}
-
 /// A runtime with the server (and the import, if on) running.
 pub struct Server {
     addr: SocketAddr,
-    runtime: Option<RuntimeHolder>,
+    runtime: Option<Runtime>,
     shared: Arc<Shared>,
     started: Instant,
 }
@@ -189,9 +187,8 @@ fn start_brigade(
     config: &Config,
     addr: SocketAddr,
     shared: &Arc<Shared>,
-) -> io::Result<(RuntimeHolder, SocketAddr)> {
-    let rt = brigade::Builder::new()
-        .worker_threads(config.workers)
+) -> io::Result<(Runtime, SocketAddr)> {
+    let rt = brigade_builder(config.workers)
         .thread_name("http-import-brigade")
         .build()?;
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
@@ -247,18 +244,16 @@ fn start_brigade(
             rt.spawn(import);
         }
     }
-    Ok((RuntimeHolder::Brigade(rt), addr))
+    Ok((Runtime::Brigade(rt), addr))
 }
 
 fn start_tokio(
     config: &Config,
     addr: SocketAddr,
     shared: &Arc<Shared>,
-) -> io::Result<(RuntimeHolder, SocketAddr)> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(config.workers)
+) -> io::Result<(Runtime, SocketAddr)> {
+    let rt = tokio_builder(config.workers)
         .thread_name("http-import-tokio")
-        .enable_all()
         .build()?;
     let listener = rt.block_on(tokio::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;
@@ -308,7 +303,7 @@ fn start_tokio(
             }
         });
     }
-    Ok((RuntimeHolder::Tokio(rt), addr))
+    Ok((Runtime::Tokio(rt), addr))
 }
 
 fn import_tasks(config: &Config) -> usize {
@@ -350,19 +345,18 @@ impl Server {
         // Import loops check the flag after each batch, so even those
         // without yield points end and let the workers stop.
         self.shared.stop.store(true, Ordering::Relaxed);
-        match self.runtime.take() {
-            Some(RuntimeHolder::Brigade(rt)) => {
-                let metrics = rt.metrics();
-                eprintln!(
-                    "brigade: {} long polls, {} compensations",
-                    metrics.long_polls(),
-                    metrics.compensations()
-                );
-                rt.shutdown_timeout(Duration::from_secs(5))
-            }
-            Some(RuntimeHolder::Tokio(rt)) => rt.shutdown_timeout(Duration::from_secs(5)),
-            None => {}
+        let Some(runtime) = self.runtime.take() else {
+            return;
+        };
+        if let Some(rt) = runtime.as_brigade() {
+            let metrics = rt.metrics();
+            eprintln!(
+                "brigade: {} long polls, {} compensations",
+                metrics.long_polls(),
+                metrics.compensations()
+            );
         }
+        runtime.shutdown(Duration::from_secs(5));
     }
 }
 

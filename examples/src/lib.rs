@@ -1,13 +1,19 @@
-//! Shared code of brigade's examples: the mixed-load demo's harness
-//! (configuration, measurement, report and chart), the stuck-worker,
-//! flood and `http_import` demos', the calibrated busy work they share, kept in a library so it is unit-tested by
+//! Shared code of brigade's examples and benches: the comparison harness
+//! (brigade or tokio, the runtime abstraction, the benches' settings), the
+//! calibrated busy work, the workloads written once for both runtimes, the
+//! scaling bench's settings and tables, and the mixed-load, stuck-worker,
+//! flood and `http_import` demos (configuration, measurement, report and
+//! chart), kept in a library so that it is unit-tested by
 //! `cargo test --workspace`.
 
 pub mod busy;
 mod flags;
 pub mod flood;
+pub mod harness;
 pub mod http_import;
 pub mod mixed_load;
+pub mod scaling;
 pub mod stuck_worker;
 #[cfg(feature = "tokio-compat")]
 pub mod tokio_client;
+pub mod workloads;

@@ -24,13 +24,16 @@ mod server;
 mod tradeoff;
 mod variants;
 pub use crate::busy::{calibrate, spin};
+pub use crate::harness::RuntimeKind;
 pub use chart::render_svg;
 pub use config::{Config, HELP};
 pub use measure::{Client, ForegroundReport, measure_open_loop};
 pub use report::{Outcome, format_micros, format_relative_throughput, format_table, median};
-pub use server::{BackgroundReport, Running, Scenario, brigade_echo_server, tokio_echo_server};
+pub use server::{
+    BackgroundReport, Running, Scenario, brigade_echo_server, start_echo_server, tokio_echo_server,
+};
 pub use tradeoff::render_tradeoff_svg;
-pub use variants::{RuntimeKind, VARIANTS, Variant, YieldKind};
+pub use variants::{VARIANTS, Variant, YieldKind};
 
 /// Runs one variant with `config`'s settings.
 pub fn run_variant(config: &Config, variant: Variant, unit_iterations: u64) -> io::Result<Outcome> {

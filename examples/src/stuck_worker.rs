@@ -24,7 +24,6 @@
 
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -32,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use crate::harness::{Runtime, brigade_builder, tokio_builder};
 use crate::mixed_load::{self, format_micros};
 
 mod config;
@@ -84,10 +84,8 @@ impl Contender {
 
     fn build(self, config: &Config) -> io::Result<Runtime> {
         let brigade = || {
-            let mut builder = brigade::Builder::new();
-            builder
-                .worker_threads(config.workers)
-                .driver_thread(config.driver_thread);
+            let mut builder = brigade_builder(config.workers);
+            builder.driver_thread(config.driver_thread);
             builder
         };
         Ok(match self {
@@ -101,96 +99,25 @@ impl Contender {
             Contender::BrigadeUncompensated => {
                 Runtime::Brigade(brigade().compensation_threshold(None).build()?)
             }
-            Contender::Tokio => Runtime::Tokio(
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(config.workers)
-                    .enable_all()
-                    .build()?,
-            ),
+            Contender::Tokio => Runtime::Tokio(tokio_builder(config.workers).build()?),
         })
     }
 }
 
-/// A runtime under test, built by [`Contender::build`].
-enum Runtime {
-    Brigade(brigade::Runtime),
-    Tokio(tokio::runtime::Runtime),
-}
-
-/// A runtime's handle, to spawn from a thread outside it.
-#[derive(Clone)]
-enum Spawner {
-    Brigade(brigade::Handle),
-    Tokio(tokio::runtime::Handle),
-}
-
-impl Spawner {
-    /// Spawns `task` and lets it run detached.
-    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
-        match self {
-            Spawner::Brigade(handle) => drop(handle.spawn(task)),
-            Spawner::Tokio(handle) => drop(handle.spawn(task)),
+/// Spawns `count` tasks on `rt` that each follow `plan`, sleeping between
+/// the blocking calls with the runtime's own timer.
+fn spawn_blockers(rt: &Runtime, count: usize, plan: &BlockPlan) {
+    for _ in 0..count {
+        match rt {
+            Runtime::Brigade(rt) => drop(rt.spawn(plan.clone().run(brigade::time::sleep))),
+            Runtime::Tokio(rt) => drop(rt.spawn(plan.clone().run(tokio::time::sleep))),
         }
     }
 }
 
-impl Runtime {
-    fn spawner(&self) -> Spawner {
-        match self {
-            Runtime::Brigade(rt) => Spawner::Brigade(rt.handle()),
-            Runtime::Tokio(rt) => Spawner::Tokio(rt.handle().clone()),
-        }
-    }
-
-    /// Starts `mixed_load`'s echo server in the runtime.
-    fn start_echo_server(&self) -> io::Result<SocketAddr> {
-        match self {
-            Runtime::Brigade(rt) => rt.block_on(async {
-                let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
-                let addr = listener.local_addr()?;
-                brigade::spawn(mixed_load::brigade_echo_server(listener));
-                Ok(addr)
-            }),
-            Runtime::Tokio(rt) => rt.block_on(async {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-                let addr = listener.local_addr()?;
-                tokio::spawn(mixed_load::tokio_echo_server(listener));
-                Ok(addr)
-            }),
-        }
-    }
-
-    /// Spawns `count` tasks that each follow `plan`, sleeping between the
-    /// blocking calls with the runtime's own timer.
-    fn spawn_blockers(&self, count: usize, plan: &BlockPlan) {
-        for _ in 0..count {
-            match self {
-                Runtime::Brigade(rt) => {
-                    rt.spawn(plan.clone().run(brigade::time::sleep));
-                }
-                Runtime::Tokio(rt) => {
-                    rt.spawn(plan.clone().run(tokio::time::sleep));
-                }
-            }
-        }
-    }
-
-    /// brigade's count of spare workers started; `None` on tokio.
-    fn compensations(&self) -> Option<u64> {
-        match self {
-            Runtime::Brigade(rt) => Some(rt.metrics().compensations()),
-            Runtime::Tokio(_) => None,
-        }
-    }
-
-    /// Shuts the runtime down, waiting at most `timeout` for a task still
-    /// stuck in a blocking call.
-    fn shutdown(self, timeout: Duration) {
-        match self {
-            Runtime::Brigade(rt) => rt.shutdown_timeout(timeout),
-            Runtime::Tokio(rt) => rt.shutdown_timeout(timeout),
-        }
-    }
+/// brigade's count of spare workers started; `None` on tokio.
+fn compensations(rt: &Runtime) -> Option<u64> {
+    rt.as_brigade().map(|rt| rt.metrics().compensations())
 }
 
 /// Part 2's blocking tasks: each makes a blocking call of `block` at
@@ -240,12 +167,12 @@ fn wait_until(mut done: impl FnMut() -> bool) -> bool {
 /// calling thread spawns a task every `config.spawn_period`.
 pub fn measure_spawn_delay(contender: Contender, config: &Config) -> io::Result<SpawnSummary> {
     let rt = contender.build(config)?;
-    let spawner = rt.spawner();
+    let spawner = rt.handle();
     let started = Arc::new(AtomicUsize::new(0));
     let finished = Arc::new(AtomicUsize::new(0));
     for _ in 0..config.workers {
         let (started, finished, stall) = (started.clone(), finished.clone(), config.stall);
-        spawner.spawn(async move {
+        spawner.spawn_detached(async move {
             started.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(stall);
             finished.fetch_add(1, Ordering::SeqCst);
@@ -271,7 +198,7 @@ pub fn measure_spawn_delay(contender: Contender, config: &Config) -> io::Result<
             std::thread::sleep(wait);
         }
         let (spawned_at, delays_tx) = (Instant::now(), delays_tx.clone());
-        spawner.spawn(async move {
+        spawner.spawn_detached(async move {
             let _ = delays_tx.send(spawned_at.elapsed());
         });
         spawned += 1;
@@ -285,7 +212,7 @@ pub fn measure_spawn_delay(contender: Contender, config: &Config) -> io::Result<
         };
         delays_us.saturating_record((delay.as_micros() as u64).max(1));
     }
-    let compensations = rt.compensations();
+    let compensations = compensations(&rt);
     rt.shutdown(Duration::from_secs(1));
     Ok(SpawnSummary {
         delay: Percentiles::of(&delays_us),
@@ -299,7 +226,7 @@ pub fn measure_spawn_delay(contender: Contender, config: &Config) -> io::Result<
 /// `config.echo_duration` while one task per worker blocks it now and then.
 pub fn measure_echo(contender: Contender, config: &Config) -> io::Result<EchoSummary> {
     let rt = contender.build(config)?;
-    let addr = rt.start_echo_server()?;
+    let addr = mixed_load::start_echo_server(&rt)?;
     let plan = BlockPlan {
         // Half a period in, so that a run of whole periods holds as many
         // blocking calls as periods, none of them cut off by the end.
@@ -309,11 +236,11 @@ pub fn measure_echo(contender: Contender, config: &Config) -> io::Result<EchoSum
         stop: Arc::new(AtomicBool::new(false)),
         calls: Arc::new(AtomicU64::new(0)),
     };
-    rt.spawn_blockers(config.workers, &plan);
+    spawn_blockers(&rt, config.workers, &plan);
     let foreground =
         mixed_load::measure_open_loop(addr, config.echo_duration, config.request_period);
     plan.stop.store(true, Ordering::Relaxed);
-    let compensations = rt.compensations();
+    let compensations = compensations(&rt);
     rt.shutdown(config.block + Duration::from_secs(1));
     let foreground = foreground?;
     Ok(EchoSummary::of(

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::flags::parse_positive;
+use crate::harness::{RuntimeKind, available_cores};
 
 /// Usage text.
 pub const HELP: &str = "\
@@ -20,25 +21,6 @@ usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
   --runtime R   brigade (default) or tokio: the same server and import on tokio
   --http2       serve HTTP/2 (prior knowledge, as `h2load` speaks it) instead of HTTP/1.1
   --secs S      stop after S seconds and print totals (default: run until Ctrl-C)";
-
-/// Which runtime runs the server and the import.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuntimeKind {
-    /// brigade's multi-thread runtime.
-    Brigade,
-    /// tokio's multi-thread runtime.
-    Tokio,
-}
-
-impl RuntimeKind {
-    /// The runtime's name, as `--runtime` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            RuntimeKind::Brigade => "brigade",
-            RuntimeKind::Tokio => "tokio",
-        }
-    }
-}
 
 /// Whether the import runs, and how it gives way to requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +70,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = available_cores();
         Config {
             port: 8080,
             workers,
@@ -134,17 +116,7 @@ impl Config {
                 "--no-yield" => config.import = ImportMode::NoYield,
                 "--no-elastic" => config.elastic = false,
                 "--http2" => config.http2 = true,
-                "--runtime" => {
-                    config.runtime = match value()?.as_str() {
-                        "brigade" => RuntimeKind::Brigade,
-                        "tokio" => RuntimeKind::Tokio,
-                        other => {
-                            return Err(format!(
-                                "--runtime must be brigade or tokio, got {other:?}"
-                            ));
-                        }
-                    }
-                }
+                "--runtime" => config.runtime = RuntimeKind::parse(&flag, &value()?)?,
                 "--secs" => {
                     let text = value()?;
                     let secs: f64 = text

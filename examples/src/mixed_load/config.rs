@@ -55,7 +55,7 @@ impl Default for Config {
             background_tasks: 8,
             unit_us: 10,
             duration: Duration::from_secs(3),
-            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            workers: crate::harness::available_cores(),
             only: None,
             driver_thread: false,
             period: Duration::from_millis(1),

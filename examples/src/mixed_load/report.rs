@@ -30,7 +30,7 @@ impl Outcome {
     }
 
     /// Adds a later round of the same variant.
-    pub(super) fn merge(&mut self, round: Outcome) {
+    pub fn merge(&mut self, round: Outcome) {
         self.foreground.merge(round.foreground);
         self.background_shares.extend(round.background_shares);
         self.background_rates.extend(round.background_rates);

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{RuntimeKind, Variant, YieldKind, spin};
+use super::{RuntimeKind, Variant, YieldKind};
+use crate::busy::spin;
+use crate::harness::{Runtime, brigade_builder, tokio_builder};
 
 /// A counter written by one background task, on its own cache line.
 #[repr(align(128))]
@@ -29,16 +31,11 @@ pub struct Scenario {
     pub driver_thread: bool,
 }
 
-enum RuntimeHolder {
-    Brigade(brigade::Runtime),
-    Tokio(tokio::runtime::Runtime),
-}
-
 /// A runtime with its echo server and background load running.
 pub struct Running {
     /// The echo server's address.
     pub addr: SocketAddr,
-    runtime: RuntimeHolder,
+    runtime: Runtime,
     thread_server: Option<ThreadServer>,
     stop: Arc<AtomicBool>,
     units: Arc<Vec<UnitCounter>>,
@@ -70,57 +67,28 @@ impl Scenario {
         } else {
             None
         };
-        let (runtime, runtime_addr) = match self.variant.runtime {
-            RuntimeKind::Brigade => {
-                let rt = brigade::Builder::new()
-                    .worker_threads(self.workers)
+        let runtime = match self.variant.runtime {
+            RuntimeKind::Brigade => Runtime::Brigade(
+                brigade_builder(self.workers)
                     .driver_thread(self.driver_thread)
-                    .build()?;
-                let addr = match thread_server {
-                    Some(_) => None,
-                    None => Some(rt.block_on(async {
-                        let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
-                        let addr = listener.local_addr()?;
-                        brigade::spawn(brigade_echo_server(listener));
-                        io::Result::Ok(addr)
-                    })?),
-                };
-                for index in 0..background {
-                    let task = BackgroundTask::new(self, &stop, &units, index);
-                    if self.variant.yield_kind == YieldKind::ElasticIfBusy {
-                        rt.spawn_elastic(task.run_brigade());
-                    } else {
-                        rt.spawn(task.run_brigade());
-                    }
-                }
-                (RuntimeHolder::Brigade(rt), addr)
-            }
-            RuntimeKind::Tokio => {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(self.workers)
-                    .enable_all()
-                    .build()?;
-                let addr = match thread_server {
-                    Some(_) => None,
-                    None => Some(rt.block_on(async {
-                        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-                        let addr = listener.local_addr()?;
-                        tokio::spawn(tokio_echo_server(listener));
-                        io::Result::Ok(addr)
-                    })?),
-                };
-                for index in 0..background {
-                    let task = BackgroundTask::new(self, &stop, &units, index);
-                    rt.spawn(task.run_tokio());
-                }
-                (RuntimeHolder::Tokio(rt), addr)
-            }
+                    .build()?,
+            ),
+            RuntimeKind::Tokio => Runtime::Tokio(tokio_builder(self.workers).build()?),
         };
-        let addr = match (&thread_server, runtime_addr) {
-            (Some(server), _) => server.addr,
-            (None, Some(addr)) => addr,
-            (None, None) => unreachable!("the runtime serves when no thread does"),
+        let addr = match &thread_server {
+            Some(server) => server.addr,
+            None => start_echo_server(&runtime)?,
         };
+        for index in 0..background {
+            let task = BackgroundTask::new(self, &stop, &units, index);
+            match &runtime {
+                Runtime::Brigade(rt) if self.variant.yield_kind == YieldKind::ElasticIfBusy => {
+                    drop(rt.spawn_elastic(task.run_brigade()))
+                }
+                Runtime::Brigade(rt) => drop(rt.spawn(task.run_brigade())),
+                Runtime::Tokio(rt) => drop(rt.spawn(task.run_tokio())),
+            }
+        }
         Ok(Running {
             addr,
             runtime,
@@ -142,25 +110,22 @@ impl Running {
             .iter()
             .map(|counter| counter.0.load(Ordering::Relaxed))
             .sum();
-        match self.runtime {
-            RuntimeHolder::Brigade(rt) => {
-                // Stuck workers are a cause of latency worth seeing next to
-                // the figures (see `Builder::compensation_threshold`), and
-                // so are task classes and rescues of starving yielded work.
-                let metrics = rt.metrics();
-                eprintln!(
-                    "  brigade: {} long polls, {} compensations, {} demotions, {} promotions, {} yield-queue rescues, yield delay max {:?}",
-                    metrics.long_polls(),
-                    metrics.compensations(),
-                    metrics.demotions(),
-                    metrics.promotions(),
-                    metrics.yield_queue_rescues(),
-                    metrics.yield_delay().max(),
-                );
-                rt.shutdown_timeout(Duration::from_secs(5))
-            }
-            RuntimeHolder::Tokio(rt) => rt.shutdown_timeout(Duration::from_secs(5)),
+        if let Some(rt) = self.runtime.as_brigade() {
+            // Stuck workers are a cause of latency worth seeing next to the
+            // figures (see `Builder::compensation_threshold`), and so are
+            // task classes and rescues of starving yielded work.
+            let metrics = rt.metrics();
+            eprintln!(
+                "  brigade: {} long polls, {} compensations, {} demotions, {} promotions, {} yield-queue rescues, yield delay max {:?}",
+                metrics.long_polls(),
+                metrics.compensations(),
+                metrics.demotions(),
+                metrics.promotions(),
+                metrics.yield_queue_rescues(),
+                metrics.yield_delay().max(),
+            );
         }
+        self.runtime.shutdown(Duration::from_secs(5));
         if let Some(server) = self.thread_server {
             server.stop();
         }
@@ -218,6 +183,25 @@ impl BackgroundTask {
                 _ => tokio::task::yield_now().await,
             }
         }
+    }
+}
+
+/// Starts [`brigade_echo_server`] or [`tokio_echo_server`] in `runtime`, on
+/// a free port at 127.0.0.1; returns its address.
+pub fn start_echo_server(runtime: &Runtime) -> io::Result<SocketAddr> {
+    match runtime {
+        Runtime::Brigade(rt) => rt.block_on(async {
+            let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
+            let addr = listener.local_addr()?;
+            brigade::spawn(brigade_echo_server(listener));
+            Ok(addr)
+        }),
+        Runtime::Tokio(rt) => rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let addr = listener.local_addr()?;
+            tokio::spawn(tokio_echo_server(listener));
+            Ok(addr)
+        }),
     }
 }
 

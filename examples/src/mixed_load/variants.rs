@@ -1,14 +1,7 @@
 //! The variants of the experiment: which runtime, and which yield point after
 //! each background unit.
 
-/// Which runtime runs the server and the background load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuntimeKind {
-    /// brigade's multi-thread runtime.
-    Brigade,
-    /// tokio's multi-thread runtime.
-    Tokio,
-}
+use crate::harness::RuntimeKind;
 
 /// The yield point after each background unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,56 +1,58 @@
-//! The runtime abstraction shared by the brigade-vs-tokio benches
-//! (`rt_compare`, `coopsched`): one [`Rt`] trait, implemented once for
-//! brigade ([`Brigade`]) and once for tokio ([`Tokio`]), so that each
-//! workload is written once and instantiated for both runtimes.
-//!
-//! Benchmark ids are chosen by each bench, not here: the benches name their
-//! configurations differently.
-//!
-//! Each bench binary compiles its own copy of this module. Everything here
-//! is used by every bench, except [`Rt::spawn_remote`] (not `coopsched`),
-//! [`Rt::spawn`] and [`Rt::yield_now`] (not `timers`) and [`Rt::sleep`] (not `rt_compare`),
-//! which carry `#[allow(dead_code)]` so that the other benches do not warn.
+//! [`Rt`]: the operations a runtime-agnostic workload needs, implemented
+//! once for brigade ([`Brigade`]) and once for tokio ([`Tokio`]), so that
+//! each workload is written once, generic over `R: Rt`, and instantiated
+//! for both runtimes.
 
 use std::fmt::Debug;
 use std::future::Future;
 use std::time::Duration;
 
+use super::{RuntimeKind, latency_sample_every};
+
 /// The operations the workloads need, implemented for both runtimes.
-pub(crate) trait Rt: Sized + 'static {
+pub trait Rt: Sized + 'static {
+    /// Which runtime this is.
+    const KIND: RuntimeKind;
     /// The error a join handle resolves to when its task failed.
     type JoinError: Debug;
     /// The runtime's join handle.
     type JoinHandle<T: Send + 'static>: Future<Output = Result<T, Self::JoinError>> + Send + Unpin;
 
     /// A multi-thread runtime with `workers` worker threads (and a timer).
+    /// Panics if the runtime cannot be built, as a bench cannot go on.
     fn build(workers: usize) -> Self;
     /// Runs `future` to completion on the calling thread.
     fn block_on<F: Future>(&self, future: F) -> F::Output;
     /// Spawns from outside the runtime, through its handle.
-    #[allow(dead_code)] // Unused by `coopsched`.
     fn spawn_remote<F>(&self, future: F) -> Self::JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static;
     /// Spawns from inside the runtime (a task or `block_on`).
-    #[allow(dead_code)] // Unused by `timers`.
     fn spawn<F>(future: F) -> Self::JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static;
     /// The runtime's unconditional yield.
-    #[allow(dead_code)] // Unused by `timers`.
     fn yield_now() -> impl Future<Output = ()> + Send;
     /// The runtime's sleep.
-    #[allow(dead_code)] // Unused by `rt_compare`.
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send;
+    /// The yield point after a unit of background work: brigade's
+    /// `yield_if_busy`; on tokio, which has none that looks at the load, its
+    /// closest equivalent, `yield_now` (as `mixed_load` and `http_import`
+    /// compare them).
+    fn background_yield() -> impl Future<Output = ()> + Send;
+    /// The brigade runtime, for its metrics; `None` on tokio.
+    fn as_brigade(&self) -> Option<&brigade::Runtime>;
 }
 
-/// brigade's runtime, with scheduling-latency sampling set by
-/// [`latency_sample_every`].
-pub(crate) struct Brigade(brigade::Runtime);
+/// brigade's runtime. [`Rt::build`] sets its scheduling-latency sampling
+/// with [`latency_sample_every`]; a runtime built otherwise (other
+/// settings) can be wrapped directly.
+pub struct Brigade(pub brigade::Runtime);
 
 impl Rt for Brigade {
+    const KIND: RuntimeKind = RuntimeKind::Brigade;
     type JoinError = brigade::JoinError;
     type JoinHandle<T: Send + 'static> = brigade::JoinHandle<T>;
 
@@ -91,12 +93,22 @@ impl Rt for Brigade {
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
         brigade::time::sleep(duration)
     }
+
+    fn background_yield() -> impl Future<Output = ()> + Send {
+        brigade::yield_if_busy()
+    }
+
+    fn as_brigade(&self) -> Option<&brigade::Runtime> {
+        Some(&self.0)
+    }
 }
 
-/// tokio's multi-thread runtime, with its timer enabled.
-pub(crate) struct Tokio(tokio::runtime::Runtime);
+/// tokio's multi-thread runtime. [`Rt::build`] enables its timer only; a
+/// runtime built otherwise (e.g. with I/O) can be wrapped directly.
+pub struct Tokio(pub tokio::runtime::Runtime);
 
 impl Rt for Tokio {
+    const KIND: RuntimeKind = RuntimeKind::Tokio;
     type JoinError = tokio::task::JoinError;
     type JoinHandle<T: Send + 'static> = tokio::task::JoinHandle<T>;
 
@@ -137,27 +149,54 @@ impl Rt for Tokio {
     fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
         tokio::time::sleep(duration)
     }
-}
 
-/// Worker threads for both runtimes: `BENCH_WORKERS`, else `default`.
-/// Panics if `BENCH_WORKERS` is set but not a positive integer.
-pub(crate) fn workers(default: usize) -> usize {
-    match std::env::var("BENCH_WORKERS") {
-        Ok(value) => value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&n: &usize| n > 0)
-            .unwrap_or_else(|| panic!("BENCH_WORKERS must be a positive integer, got {value:?}")),
-        Err(_) => default,
+    fn background_yield() -> impl Future<Output = ()> + Send {
+        tokio::task::yield_now()
+    }
+
+    fn as_brigade(&self) -> Option<&brigade::Runtime> {
+        None
     }
 }
 
-/// brigade's scheduling-latency sampling: `BENCH_LATENCY_SAMPLE_EVERY` if
-/// set (0 turns sampling off, to measure its cost), else the default.
-pub(crate) fn latency_sample_every() -> u32 {
-    std::env::var("BENCH_LATENCY_SAMPLE_EVERY")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(brigade::DEFAULT_LATENCY_SAMPLE_EVERY)
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+
+    /// A task spawned from outside spawns one from inside, which yields
+    /// and sleeps; the result comes back through both join handles. The
+    /// runtime runs on a thread of its own, so that a hang fails the test
+    /// after 10 s instead of blocking it.
+    fn spawns_yields_and_sleeps<R: Rt>() {
+        let (answer_tx, answer_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = R::build(2);
+            let outer = rt.spawn_remote(async {
+                let inner = R::spawn(async {
+                    R::yield_now().await;
+                    R::background_yield().await;
+                    R::sleep(Duration::from_millis(1)).await;
+                    7
+                });
+                inner.await.expect("inner task failed") * 6
+            });
+            let _ = answer_tx.send(rt.block_on(outer).expect("outer task failed"));
+        });
+        let answer = answer_rx.recv_timeout(Duration::from_secs(10));
+        assert_eq!(answer, Ok(42), "{} did not finish", R::KIND);
+    }
+
+    #[test]
+    fn brigade_runs_the_workload_operations() {
+        spawns_yields_and_sleeps::<Brigade>();
+        assert!(Brigade::build(1).as_brigade().is_some());
+    }
+
+    #[test]
+    fn tokio_runs_the_workload_operations() {
+        spawns_yields_and_sleeps::<Tokio>();
+        assert!(Tokio::build(1).as_brigade().is_none());
+    }
 }
