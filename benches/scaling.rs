@@ -16,7 +16,7 @@
 //!   call goes through the yield queue. Table: median time for all the
 //!   background work, background units/s, foreground tasks/s and, on
 //!   brigade, the times per second a task gave way (`yields`) and was
-//!   parked in the yield queue (`yield_queue_parks`): the yield queue's
+//!   stepped aside into the yield queue (`yield_queue_entries`): the yield queue's
 //!   traffic.
 //! - **mixed_load**: `mixed_load`'s headline case scaled to W, with the
 //!   `mixed_load` library's own code: B = 4 × W background tasks of 10 µs
@@ -318,7 +318,7 @@ fn yield_heavy_table(settings: &Settings, results: &Results) -> Table {
             "fg tasks/s brigade",
             "fg tasks/s tokio",
             "brigade gave way/s",
-            "brigade yield-queue parks/s",
+            "brigade yield-queue entries/s",
         ],
     );
     for &workers in &settings.workers.run {
@@ -356,7 +356,7 @@ fn yield_heavy_table(settings: &Settings, results: &Results) -> Table {
             rate(&brigade, yield_heavy::Report::foreground_per_sec),
             rate(&tokio, yield_heavy::Report::foreground_per_sec),
             brigade_rate(yield_heavy::Report::gave_way_per_sec),
-            brigade_rate(yield_heavy::Report::parked_per_sec),
+            brigade_rate(yield_heavy::Report::entered_per_sec),
         ]);
     }
     table

@@ -2,8 +2,8 @@
 //! (brigade or tokio, the runtime abstraction, the benches' settings), the
 //! calibrated busy work, the workloads written once for both runtimes, the
 //! scaling bench's settings and tables, and the mixed-load, stuck-worker,
-//! flood and `http_import` demos (configuration, measurement, report and
-//! chart), kept in a library so that it is unit-tested by
+//! flood, `http_import` and `kv` demos (configuration, measurement, report
+//! and chart), kept in a library so that it is unit-tested by
 //! `cargo test --workspace`.
 
 pub mod busy;
@@ -11,6 +11,7 @@ mod flags;
 pub mod flood;
 pub mod harness;
 pub mod http_import;
+pub mod kv;
 pub mod mixed_load;
 pub mod scaling;
 pub mod stuck_worker;

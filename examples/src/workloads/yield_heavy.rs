@@ -51,9 +51,9 @@ pub struct YieldCounts {
     /// Times a task gave way (`RuntimeMetrics::yields`): to the back of
     /// its worker's queue or into the yield queue.
     pub gave_way: u64,
-    /// Times a task was parked in the yield queue
-    /// (`RuntimeMetrics::yield_queue_parks`): the yield queue's traffic.
-    pub parked: u64,
+    /// Times a task stepped aside into the yield queue
+    /// (`RuntimeMetrics::yield_queue_entries`): the yield queue's traffic.
+    pub entered: u64,
 }
 
 impl YieldCounts {
@@ -62,7 +62,7 @@ impl YieldCounts {
         let metrics = rt.metrics();
         YieldCounts {
             gave_way: metrics.yields(),
-            parked: metrics.yield_queue_parks(),
+            entered: metrics.yield_queue_entries(),
         }
     }
 
@@ -70,7 +70,7 @@ impl YieldCounts {
     fn since(self, before: YieldCounts) -> YieldCounts {
         YieldCounts {
             gave_way: self.gave_way - before.gave_way,
-            parked: self.parked - before.parked,
+            entered: self.entered - before.entered,
         }
     }
 }
@@ -92,10 +92,10 @@ impl Report {
             .map(|yields| yields.gave_way as f64 / self.elapsed.as_secs_f64())
     }
 
-    /// Tasks parked in the yield queue per second; `None` on tokio.
-    pub fn parked_per_sec(&self) -> Option<f64> {
+    /// Tasks that stepped aside into the yield queue, per second; `None` on tokio.
+    pub fn entered_per_sec(&self) -> Option<f64> {
         self.yields
-            .map(|yields| yields.parked as f64 / self.elapsed.as_secs_f64())
+            .map(|yields| yields.entered as f64 / self.elapsed.as_secs_f64())
     }
 }
 
@@ -182,9 +182,9 @@ mod tests {
     fn brigade_does_every_unit_and_counts_its_yields() {
         let report = small_run::<Brigade>();
         let yields = report.yields.expect("brigade counts its yields");
-        assert!(yields.parked <= yields.gave_way, "{yields:?}");
+        assert!(yields.entered <= yields.gave_way, "{yields:?}");
         assert!(report.gave_way_per_sec().is_some());
-        assert!(report.parked_per_sec().is_some());
+        assert!(report.entered_per_sec().is_some());
     }
 
     #[test]
@@ -192,6 +192,6 @@ mod tests {
         let report = small_run::<Tokio>();
         assert_eq!(report.yields, None);
         assert_eq!(report.gave_way_per_sec(), None);
-        assert_eq!(report.parked_per_sec(), None);
+        assert_eq!(report.entered_per_sec(), None);
     }
 }

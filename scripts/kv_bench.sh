@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# redis-benchmark against the `kv` example: runtime brigade/tokio x snapshot
+# off/on (on = back to back, `--snapshot-every-ms 0`) x workers 2/1, in
+# interleaved rounds. For each run it starts the server (release build,
+# default prefill of 1,000,000 keys of 100 bytes), runs
+#   redis-benchmark -p PORT -t get,set -n REQUESTS -c CLIENTS --csv
+# and records requests/s, p50 and p99 of SET and GET, plus the snapshot's
+# throughput: the mean of the server's per-second lines printed while
+# redis-benchmark ran. Needs redis-benchmark (`apt-get install redis-tools`).
+#
+# usage: scripts/kv_bench.sh [--rounds R] [--requests N] [--clients C]
+#                            [--workers "2 1"] [--out DIR]
+# Extra server flags can be given in KV_FLAGS (e.g. KV_FLAGS="--elastic").
+# Not part of CI: it measures speed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=3 requests=200000 clients=20 workers_list="2 1" out=target/kv-bench
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --rounds) rounds=$2; shift 2 ;;
+        --requests) requests=$2; shift 2 ;;
+        --clients) clients=$2; shift 2 ;;
+        --workers) workers_list=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
+    esac
+done
+command -v redis-benchmark >/dev/null || {
+    echo "redis-benchmark not found: apt-get install redis-tools" >&2
+    exit 1
+}
+
+cargo build --release -p brigade-examples --example kv
+server=target/release/examples/kv
+mkdir -p "$out"
+results="$out/results.tsv"
+printf 'round\tworkers\truntime\tsnapshot\ttest\trps\tp50_ms\tp99_ms\tsnap_MBps\tsnap_Mkeys\n' >"$results"
+server_pid=
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
+
+# One run: starts the server, benchmarks it, appends two rows to $results.
+run_one() {
+    local round=$1 workers=$2 runtime=$3 snapshot=$4
+    local log="$out/server-r$round-w$workers-$runtime-$snapshot.log"
+    local flags=(--port 0 --workers "$workers" --runtime "$runtime")
+    if [ "$snapshot" = on ]; then flags+=(--snapshot-every-ms 0); else flags+=(--no-snapshot); fi
+    : >"$log" # exists before the server opens it, for the loop below
+    # shellcheck disable=SC2086
+    "$server" "${flags[@]}" ${KV_FLAGS:-} >"$log" 2>&1 &
+    server_pid=$!
+    local port=
+    for _ in $(seq 600); do
+        port=$(sed -n 's/^kv listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log" || true)
+        [ -n "$port" ] && break
+        sleep 0.1
+    done
+    [ -n "$port" ] || { echo "the server did not start:" >&2; cat "$log" >&2; exit 1; }
+    sleep 1
+    local before after
+    before=$(wc -l <"$log")
+    redis-benchmark -p "$port" -t get,set -n "$requests" -c "$clients" --csv \
+        >"$out/bench-r$round-w$workers-$runtime-$snapshot.csv" 2>/dev/null
+    sleep 0.2
+    after=$(wc -l <"$log")
+    kill "$server_pid"
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+    # Snapshot throughput: mean of the per-second lines printed during the
+    # benchmark, leaving out seconds with under half the peak commands/s
+    # (the benchmark started or ended, or switched from SET to GET, then).
+    local snap
+    snap=$(sed -n "$((before + 1)),${after}p" "$log" | awk '
+        / commands\/s / { n++; cmds[n] = $3; keys[n] = $6; mb[n] = $9; if ($3 > peak) peak = $3 }
+        END {
+            for (i = 1; i <= n; i++) if (cmds[i] >= peak / 2) { k += keys[i]; m += mb[i]; used++ }
+            if (used) printf "%.1f\t%.2f", m / used, k / used; else printf "-\t-"
+        }')
+    [ "$snapshot" = on ] || snap=$'-\t-'
+    tr -d '"' <"$out/bench-r$round-w$workers-$runtime-$snapshot.csv" | awk -F, \
+        -v prefix="$round	$workers	$runtime	$snapshot" -v snap="$snap" '
+        $1 == "SET" || $1 == "GET" { printf "%s\t%s\t%.0f\t%s\t%s\t%s\n", prefix, $1, $2, $5, $7, snap }' \
+        | tee -a "$results"
+}
+
+for round in $(seq "$rounds"); do
+    for workers in $workers_list; do
+        for snapshot in off on; do
+            # Alternate which runtime goes first from round to round.
+            if [ $((round % 2)) = 1 ]; then order="brigade tokio"; else order="tokio brigade"; fi
+            for runtime in $order; do
+                run_one "$round" "$workers" "$runtime" "$snapshot"
+            done
+        done
+    done
+done
+
+echo
+echo "ranges over $rounds rounds ($results):"
+printf 'workers\truntime\tsnapshot\ttest\trequests/s\tp50 ms\tp99 ms\tsnapshot MB/s\tsnapshot M keys/s\n'
+awk -F'\t' 'NR > 1 {
+    key = $2 "\t" $3 "\t" $4 "\t" $5
+    if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+    for (i = 6; i <= 10; i++) {
+        if ($i == "-") continue
+        if (!((key, i) in lo) || $i + 0 < lo[key, i]) lo[key, i] = $i + 0
+        if (!((key, i) in hi) || $i + 0 > hi[key, i]) hi[key, i] = $i + 0
+    }
+} END {
+    for (k = 1; k <= n; k++) {
+        line = order[k]
+        for (i = 6; i <= 10; i++) {
+            if ((order[k], i) in lo) line = line "\t" lo[order[k], i] "-" hi[order[k], i]
+            else line = line "\t-"
+        }
+        print line
+    }
+}' "$results" | sort -t$'\t' -k1,1r -k3,3 -k4,4r -k2,2
+
+echo
+echo "requests/s, brigade / tokio, per round (workers, snapshot, test: ratios):"
+awk -F'\t' 'NR > 1 { rps[$1, $2, $4, $5, $3] = $6; rounds[$1] = 1; keys[$2 "\t" $4 "\t" $5] = 1 }
+END {
+    for (key in keys) {
+        split(key, part, "\t")
+        line = key ":"
+        for (r in rounds) {
+            b = rps[r, part[1], part[2], part[3], "brigade"]; t = rps[r, part[1], part[2], part[3], "tokio"]
+            if (t > 0) line = line sprintf(" %.2f", b / t)
+        }
+        print line
+    }
+}' "$results" | sort -r
