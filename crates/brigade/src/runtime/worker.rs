@@ -54,7 +54,7 @@ use super::driver::{EVENT_INTERVAL, PollPark};
 use super::epoch::{EpochGate, epoch_of};
 use super::{Handle, Shared, context};
 use crate::admission::ElasticPoll;
-use crate::task::Runnable;
+use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::{rescue::Slice, resume};
 
 /// Where a task woken on a worker thread goes ([`Core::push_local`]).
@@ -445,6 +445,8 @@ impl Core {
         }
     }
 
+    /// Runs one task taken from a queue: drops it if it was aborted, sends
+    /// an elastic task through admission first, and polls it.
     fn run_task(&self, runnable: Runnable) {
         if runnable.metadata().is_cancelled() {
             // Dropping the runnable drops the future; the JoinHandle then
@@ -452,69 +454,97 @@ impl Core {
             drop(runnable);
             return;
         }
-        let shared = &self.shared;
         // Taken first: a task that goes to wait for admission drops its
         // sample, since time spent throttled is not scheduling latency.
         let sampled_at = runnable.metadata().take_scheduled_at();
-        let elastic = runnable.metadata().elastic().is_some();
-        let runnable = if elastic {
-            let now = || shared.clock_nanos();
-            match self.elastic.before_poll(&shared.admission, runnable, now) {
-                Ok(admitted) => admitted,
-                Err(()) => {
-                    // Queued for admission: a push into a shared queue (see
-                    // `ShutdownState`; the admission lock orders it with
-                    // the shutdown's drain).
-                    if shared.shutdown.is_set_after_push() {
-                        super::shutdown::drain_queues(shared);
-                    }
-                    return;
-                }
+        if runnable.metadata().elastic().is_some() {
+            if let Some(admitted) = self.admit_elastic(runnable) {
+                self.poll_elastic(admitted, sampled_at);
             }
         } else {
-            runnable
-        };
-        let meta = runnable.metadata();
-        let counters = shared.metrics.worker(self.index);
-        let started = if elastic {
-            Some(self.elastic.started())
-        } else {
-            sampled_at.map(|_| shared.clock_nanos())
-        };
+            self.poll_plain(runnable, sampled_at);
+        }
+    }
+
+    /// Elastic admission (`admission/poll.rs`): the task, if it may run
+    /// now; `None` if it went to wait for admission.
+    fn admit_elastic(&self, runnable: Runnable) -> Option<Runnable> {
+        let shared = &self.shared;
+        let now = || shared.clock_nanos();
+        match self.elastic.before_poll(&shared.admission, runnable, now) {
+            Ok(admitted) => Some(admitted),
+            Err(()) => {
+                // Queued for admission: a push into a shared queue (see
+                // `ShutdownState`; the admission lock orders it with the
+                // shutdown's drain).
+                if shared.shutdown.is_set_after_push() {
+                    super::shutdown::drain_queues(shared);
+                }
+                None
+            }
+        }
+    }
+
+    /// Polls a task that is not elastic. `sampled_at`: when it became
+    /// runnable, if this schedule is sampled (its poll is then timed too).
+    #[inline]
+    fn poll_plain(&self, runnable: Runnable, sampled_at: Option<u64>) {
+        let started = sampled_at.map(|_| self.shared.clock_nanos());
+        self.begin_poll(runnable.metadata(), sampled_at, started);
+        // `run` cannot unwind: the harness catches panics from the future's
+        // `poll` and destructor. No `end_cover` here, to keep plain polls
+        // free of it: the monitor ends a cover whose stretch ended at its
+        // next sample (`Compensation::end_stale_covers`), and a worker that
+        // parks ends its own.
+        runnable.run();
+        self.end_poll(sampled_at, started);
+    }
+
+    /// Polls an admitted elastic task with `yield_if_busy()`'s fast path
+    /// off, then settles its CPU grant (`admission/poll.rs`).
+    fn poll_elastic(&self, runnable: Runnable, sampled_at: Option<u64>) {
+        let shared = &self.shared;
+        let started = self.elastic.started();
+        let meta = NonNull::from(runnable.metadata());
+        self.begin_poll(runnable.metadata(), sampled_at, Some(started));
+        // Keeps the task allocation (and its header) alive after `run`.
+        let keep_alive = runnable.waker();
+        context::with_slow_path_forced(|| runnable.run());
+        self.end_cover();
+        let ended = shared.clock_nanos();
+        // SAFETY: `keep_alive` holds a reference to the task, so its
+        // allocation, which contains the header, is not freed.
+        let meta = unsafe { meta.as_ref() };
+        if let Some(task) = meta.elastic() {
+            self.elastic.after_poll(&shared.admission, task, ended);
+        }
+        drop(keep_alive);
+        self.end_poll(sampled_at, Some(started));
+    }
+
+    /// Before a poll: records the scheduling latency of a sampled schedule,
+    /// counts the poll and shows it to the long-poll detector.
+    #[inline]
+    fn begin_poll(&self, meta: &TaskMeta, sampled_at: Option<u64>, started: Option<u64>) {
+        let counters = self.shared.metrics.worker(self.index);
         if let (Some(at), Some(now)) = (sampled_at, started) {
             counters.scheduling_latency.record(now.saturating_sub(at));
         }
-        let meta_ptr = NonNull::from(meta);
         self.poll_started.set(started.unwrap_or(0));
         counters.count_poll();
         counters.watch.begin(meta.location());
-        // `run` cannot unwind: the harness catches panics from the future's
-        // `poll` and destructor.
-        if elastic {
-            // Keeps the task allocation (and its header) alive after `run`.
-            let keep_alive = runnable.waker();
-            context::with_slow_path_forced(|| runnable.run());
-            self.end_cover();
-            let ended = shared.clock_nanos();
-            // SAFETY: `keep_alive` holds a reference to the task, so its
-            // allocation, which contains the header, is not freed.
-            let meta = unsafe { meta_ptr.as_ref() };
-            if let Some(task) = meta.elastic() {
-                self.elastic.after_poll(&shared.admission, task, ended);
-            }
-            drop(keep_alive);
-        } else {
-            // No `end_cover` here, to keep plain polls free of it: the
-            // monitor ends a cover whose stretch ended at its next sample
-            // (`Compensation::end_stale_covers`), and a worker that parks
-            // ends its own.
-            runnable.run();
-        }
+    }
+
+    /// After a poll: ends it for the long-poll detector and records the
+    /// duration of a sampled one.
+    #[inline]
+    fn end_poll(&self, sampled_at: Option<u64>, started: Option<u64>) {
+        let counters = self.shared.metrics.worker(self.index);
         counters.watch.end();
         if let (Some(_), Some(started)) = (sampled_at, started) {
             counters
                 .poll_duration
-                .record(shared.clock_nanos().saturating_sub(started));
+                .record(self.shared.clock_nanos().saturating_sub(started));
         }
     }
 
