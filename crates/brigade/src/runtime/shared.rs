@@ -123,7 +123,7 @@ impl Shared {
         let shared = Shared {
             injector: Injector::new(),
             compensation: Compensation::new(num_workers, spare_locals),
-            yield_queue: YieldQueue::new(),
+            yield_queue: YieldQueue::new(num_slots),
             yield_rescue: YieldRescue::new(config.max_yield_delay, num_workers),
             idle: Idle::new(num_workers, num_slots, wake_driver),
             driver,

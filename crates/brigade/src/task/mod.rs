@@ -129,6 +129,20 @@ impl TaskMeta {
         }
     }
 
+    /// A header for a task made by a unit test, on `shared`'s runtime,
+    /// which must outlive the task.
+    #[cfg(all(test, not(loom)))]
+    #[track_caller]
+    pub(crate) fn for_tests(shared: &std::sync::Arc<Shared>) -> Self {
+        TaskMeta::new(
+            shared,
+            None,
+            TaskMeta::next_id(),
+            Location::caller(),
+            Policy::Foreground,
+        )
+    }
+
     /// Under loom, mirrors `async-task`'s synchronisation on this task's
     /// state word; nothing otherwise.
     ///

@@ -118,7 +118,7 @@ fn step_aside_or_continue(
         }
         Decision::StepAside if own_waker => {
             shared.metrics.worker(core.index()).count_yield();
-            super::defer_wake(shared, task, cx.waker());
+            super::defer_wake(core, task, cx.waker());
             Poll::Pending
         }
         // Any other waker is woken at once, as by `yield_now`: a nested

@@ -18,7 +18,7 @@
 //!   [`YieldState`] remembers it (the sentinel), so a task that finds the
 //!   deque still busy on its next visit steps aside instead of bouncing.
 //! - **Step aside**: into the [`YieldQueue`], separate from the injector and
-//!   every deque. `yield_if_busy()` defers its waker there ([`defer_wake`],
+//!   every deque: into its shard for the worker the task ran on. `yield_if_busy()` defers its waker there ([`defer_wake`],
 //!   [`Entry::Wake`]) and returns `Pending` without waking anyone; nothing
 //!   is left on the task for a later, unrelated wake to read. A background
 //!   task's self-wake puts the scheduled task itself there ([`step_aside_woken`],
@@ -28,7 +28,8 @@
 //! A worker takes from the yield queue only after its own deque, the
 //! injector and stealing all came up empty and I/O was polled in this epoch
 //! (`Core::next_task`), and a worker about to sleep re-checks it
-//! (`runtime/idle.rs`). So an entry waits only as long as other work waits,
+//! (`runtime/idle.rs`): from its own shard first, else the entry that has
+//! waited longest in another. So an entry waits only as long as other work waits,
 //! and two yielders never yield to each other through it. A deferred
 //! wake-up is delivered by the worker that takes it, which runs the task
 //! next, on itself.
@@ -39,8 +40,9 @@
 //! slice, within a cap on the workers' time.
 //!
 //! ## Protocol
-//! The entries are kept in a [`StampedQueue`] (`stamped.rs`), whose head's
-//! stamp can be read without its lock. Every push is followed by
+//! Each shard is a [`StampedQueue`] (`stamped.rs`), whose head's stamp can
+//! be read without its lock; the queue is empty when every shard's head
+//! says so. Every push is followed by
 //! `Idle::notify_one` and a look at the shutdown flag
 //! (`Shared::after_shared_push`), like every other push to a shared queue:
 //! a worker may have gone idle, or shutdown may have drained the queue,
@@ -51,9 +53,9 @@
 //!
 //! An abort must reach a background task that waits here as an
 //! [`Entry::Run`]: its wake-up does nothing to a task that is already
-//! scheduled. So an abort sweeps the queue ([`evict_aborted`]), and a push
-//! looks at the task's abort flag under the queue's lock; the lock orders
-//! the two, so whichever comes second sees the other's write.
+//! scheduled. So an abort sweeps every shard ([`evict_aborted`]), and a
+//! push looks at the task's abort flag under its shard's lock; the lock
+//! orders the two, so whichever comes second sees the other's write.
 
 pub(crate) mod decide;
 mod entry;
@@ -63,6 +65,7 @@ pub(crate) mod stamped;
 
 use std::task::Waker;
 
+use crossbeam_utils::CachePadded;
 pub(crate) use entry::{DeferredWake, Entry, Waiting, YieldState};
 use stamped::StampedQueue;
 // Statistics only, so not from `crate::sync`.
@@ -72,76 +75,126 @@ use crate::runtime::Shared;
 use crate::runtime::worker::Core;
 use crate::task::{Runnable, TaskMeta};
 
-/// The runtime-wide queue of tasks that stepped aside.
+/// The queue of tasks that stepped aside: one shard per worker slot.
+///
+/// A task steps aside into the shard of the worker it ran on, and that
+/// worker, when it has nothing else to do, takes from its own shard first:
+/// in the common case (a worker's background tasks stepping aside for the
+/// foreground it then runs) the entries never leave the worker's core, and
+/// workers do not contend on one lock and one cache line for every step
+/// aside, which a single runtime-wide queue made them do. A worker whose
+/// shard is empty takes the entry that has waited longest in the others;
+/// the starvation bound (`rescue.rs`) looks at the oldest entry of all.
 pub(crate) struct YieldQueue {
-    entries: StampedQueue<Entry>,
+    shards: Box<[CachePadded<StampedQueue<Entry>>]>,
     /// Statistics only (no protocol reads it), hence `std` and `Relaxed`.
     entered_total: AtomicU64,
 }
 
 impl YieldQueue {
-    pub(crate) fn new() -> Self {
+    /// A queue with one shard per worker slot.
+    pub(crate) fn new(num_slots: usize) -> Self {
         YieldQueue {
-            entries: StampedQueue::new(),
+            shards: (0..num_slots.max(1))
+                .map(|_| CachePadded::new(StampedQueue::new()))
+                .collect(),
             entered_total: AtomicU64::new(0),
         }
     }
 
-    /// Puts an entry in at `at`. The caller must `notify_one` and check for
-    /// shutdown afterwards (see the module docs). Returns whether the entry
-    /// is a background task that was aborted: its abort may have swept the
-    /// queue before the push. The flag is read under the queue's lock,
-    /// after the push in the lock's order, so either this read or the sweep
-    /// sees the other side's write.
+    /// Puts an entry in worker `slot`'s shard at `at`. The caller must
+    /// `notify_one` and check for shutdown afterwards (see the module docs).
+    /// Returns whether the entry is a background task that was aborted: its
+    /// abort may have swept the shard before the push. The flag is read
+    /// under the shard's lock, after the push in the lock's order, so either
+    /// this read or the sweep sees the other side's write.
     #[must_use = "an aborted task must be evicted"]
-    fn push(&self, entry: Entry, at: u64) -> bool {
+    fn push(&self, slot: usize, entry: Entry, at: u64) -> bool {
         tracing::trace!(
             task = entry.task_id(),
             "task stepped aside into the yield queue"
         );
         self.entered_total.fetch_add(1, Ordering::Relaxed);
-        self.entries.push(entry, at, Entry::is_aborted_task)
+        self.shards[slot].push(entry, at, Entry::is_aborted_task)
     }
 
-    /// Takes the entry that has waited longest.
-    pub(crate) fn pop(&self) -> Option<Waiting> {
-        let (entry, since) = self.entries.pop()?;
+    /// Takes an entry for worker `slot` to run: the oldest of its own shard,
+    /// else the one that has waited longest in the others.
+    pub(crate) fn pop_for(&self, slot: usize) -> Option<Waiting> {
+        Self::pop_shard(&self.shards[slot]).or_else(|| self.pop_oldest())
+    }
+
+    /// Takes the entry that has waited longest in any shard (the rescue of
+    /// an overdue queue, shutdown). Another worker may take the head picked
+    /// first, so it looks again, as many times as there are shards: a
+    /// `None` after that is a lost race, which the caller survives as it
+    /// does any empty look (a worker that then goes to sleep re-checks).
+    pub(crate) fn pop_oldest(&self) -> Option<Waiting> {
+        for _ in 0..self.shards.len() {
+            let (oldest, _) = self.oldest_head()?;
+            if let Some(waiting) = Self::pop_shard(&self.shards[oldest]) {
+                return Some(waiting);
+            }
+        }
+        None
+    }
+
+    fn pop_shard(shard: &StampedQueue<Entry>) -> Option<Waiting> {
+        let (entry, since) = shard.pop()?;
         tracing::trace!(task = entry.task_id(), "task left the yield queue");
         Some(Waiting { entry, since })
+    }
+
+    /// The shard whose head has waited longest, and when that head went in.
+    fn oldest_head(&self) -> Option<(usize, u64)> {
+        self.shards
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, shard)| Some((slot, shard.head_at()?)))
+            .min_by_key(|&(_, at)| at)
     }
 
     /// Takes out every background task (`Entry::Run`) that was aborted,
     /// wherever it waits.
     fn take_aborted(&self) -> Vec<Runnable> {
-        self.entries.take_where(|entry| match entry {
-            Entry::Run(runnable) if runnable.metadata().is_cancelled() => Ok(runnable),
-            other => Err(other),
-        })
+        self.shards
+            .iter()
+            .flat_map(|shard| {
+                shard.take_where(|entry| match entry {
+                    Entry::Run(runnable) if runnable.metadata().is_cancelled() => Ok(runnable),
+                    other => Err(other),
+                })
+            })
+            .collect()
     }
 
     /// Empties the queue (shutdown): deferred wake-ups are woken (their
     /// tasks are then set aside by the schedule hook, which sees the
     /// shutdown flag), background tasks go to `set_aside`.
     pub(crate) fn drain(&self, set_aside: impl Fn(Runnable)) {
-        while let Some(waiting) = self.pop() {
-            match waiting.entry {
-                Entry::Wake(wake) => wake.wake(),
-                Entry::Run(runnable) => set_aside(runnable),
+        for shard in self.shards.iter() {
+            while let Some(waiting) = Self::pop_shard(shard) {
+                match waiting.entry {
+                    Entry::Wake(wake) => wake.wake(),
+                    Entry::Run(runnable) => set_aside(runnable),
+                }
             }
         }
     }
 
+    /// Whether every shard is empty: one relaxed load per shard (see
+    /// `stamped.rs` for why the sleep protocol's fences are enough).
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.shards.iter().all(|shard| shard.is_empty())
     }
 
     /// When the entry that has waited longest went in, if there is one.
     pub(crate) fn head_at(&self) -> Option<u64> {
-        self.entries.head_at()
+        self.oldest_head().map(|(_, at)| at)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.shards.iter().map(|shard| shard.len()).sum()
     }
 
     /// How many times a task stepped aside into the queue since the runtime
@@ -154,16 +207,16 @@ impl YieldQueue {
 /// Steps a task aside in `yield_if_busy()`: its waker, the task's own, goes
 /// to the yield queue, to be woken when a worker runs out of other work. A
 /// task that already has an entry keeps it (see [`YieldState`]).
-pub(crate) fn defer_wake(shared: &Shared, task: &TaskMeta, waker: &Waker) {
+pub(crate) fn defer_wake(core: &Core, task: &TaskMeta, waker: &Waker) {
     if !task.yield_state().enter_queue() {
         return;
     }
+    let shared = core.shared();
     let at = shared.clock_nanos();
     // A deferred wake-up of an aborted task is harmless: the abort wakes
     // the task itself.
-    let _ = shared
-        .yield_queue
-        .push(Entry::Wake(DeferredWake::new(task, waker.clone())), at);
+    let entry = Entry::Wake(DeferredWake::new(task, waker.clone()));
+    let _ = shared.yield_queue.push(core.index(), entry, at);
     shared.after_shared_push();
 }
 
@@ -173,7 +226,9 @@ pub(crate) fn defer_wake(shared: &Shared, task: &TaskMeta, waker: &Waker) {
 pub(crate) fn step_aside_woken(shared: &Shared, core: &Core, runnable: Runnable) {
     shared.metrics.worker(core.index()).count_yield();
     let at = shared.clock_nanos();
-    let aborted = shared.yield_queue.push(Entry::Run(runnable), at);
+    let aborted = shared
+        .yield_queue
+        .push(core.index(), Entry::Run(runnable), at);
     shared.after_shared_push();
     if aborted {
         // Aborted between the look in `background_steps_aside` and the
@@ -189,5 +244,48 @@ pub(crate) fn step_aside_woken(shared: &Shared, core: &Core, runnable: Runnable)
 pub(crate) fn evict_aborted(shared: &Shared) {
     for runnable in shared.yield_queue.take_aborted() {
         shared.push_injected(runnable);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// An entry holding a task of `rt`'s that is never run.
+    fn entry(rt: &crate::Runtime) -> Entry {
+        let (runnable, task) = async_task::Builder::new()
+            .metadata(crate::task::TaskMeta::for_tests(&rt.handle().shared))
+            .spawn(|_| async {}, |_runnable| {});
+        task.detach();
+        Entry::Run(runnable)
+    }
+
+    fn id(waiting: Option<Waiting>) -> Option<u64> {
+        waiting.map(|waiting| waiting.entry.task_id())
+    }
+
+    #[test]
+    fn a_worker_takes_from_its_own_shard_first_then_the_oldest_elsewhere() {
+        let rt = crate::Builder::new().worker_threads(1).build().unwrap();
+        let queue = YieldQueue::new(3);
+        let entries: Vec<Entry> = (0..4).map(|_| entry(&rt)).collect();
+        let ids: Vec<u64> = entries.iter().map(Entry::task_id).collect();
+        let mut entries = entries.into_iter();
+        // Shard 2 holds the oldest entry, shard 0 two younger ones, shard
+        // 1 the youngest.
+        let _ = queue.push(2, entries.next().unwrap(), 10);
+        let _ = queue.push(0, entries.next().unwrap(), 20);
+        let _ = queue.push(0, entries.next().unwrap(), 30);
+        let _ = queue.push(1, entries.next().unwrap(), 40);
+        assert_eq!((queue.len(), queue.head_at()), (4, Some(10)));
+        // Worker 1: its own entry first.
+        assert_eq!(id(queue.pop_for(1)), Some(ids[3]));
+        // Then the oldest anywhere: shard 2's, then shard 0's in order.
+        assert_eq!(id(queue.pop_for(1)), Some(ids[0]));
+        assert_eq!(id(queue.pop_for(1)), Some(ids[1]));
+        assert_eq!(queue.head_at(), Some(30));
+        assert_eq!(id(queue.pop_oldest()), Some(ids[2]));
+        assert!(queue.is_empty() && queue.pop_for(0).is_none());
+        assert_eq!(queue.entered_total(), 4);
     }
 }

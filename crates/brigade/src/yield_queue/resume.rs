@@ -13,11 +13,11 @@ use crate::task::Runnable;
 use super::{Entry, Waiting};
 
 /// Step 5 of `Core::next_task`: resumes the task that has waited longest in
-/// the yield queue. A wake-up that brings no task (its task was woken, and
+/// this worker's shard of the yield queue, or else in another shard. A wake-up that brings no task (its task was woken, and
 /// run, already) is used up and the next one tried.
 pub(crate) fn take_next(core: &Core) -> Option<Runnable> {
     let shared = core.shared();
-    while let Some(waiting) = shared.yield_queue.pop() {
+    while let Some(waiting) = shared.yield_queue.pop_for(core.index()) {
         let (runnable, now) = resume(core, waiting);
         shared.yield_rescue.note_served(now);
         if runnable.is_some() {
@@ -37,7 +37,7 @@ pub(crate) fn rescue_overdue(core: &Core) -> Option<Runnable> {
     if !shared.yield_rescue.try_claim(head_at, now) {
         return None;
     }
-    let runnable = resume(core, shared.yield_queue.pop()?).0?;
+    let runnable = resume(core, shared.yield_queue.pop_oldest()?).0?;
     core.slice.start(runnable.metadata().id(), now);
     tracing::trace!(
         target: "brigade::yield_queue",
