@@ -1,6 +1,6 @@
 //! brigade and tokio side by side at 1, 2, 4, 8 and 16 worker threads: how
-//! each scales, and whether brigade's single, runtime-wide yield queue
-//! becomes a bottleneck as workers are added.
+//! each scales, and whether brigade's yield queue becomes a bottleneck as
+//! workers are added.
 //!
 //! At each worker count W, in interleaved rounds (the order of the two
 //! runtimes alternating from round to round), on a fresh runtime each time:

@@ -1,7 +1,7 @@
 //! The yield-heavy workload: every worker busy with background work, and
 //! foreground work waiting at every background yield point, so that
 //! brigade's `yield_if_busy()` steps aside on (nearly) every call and its
-//! runtime-wide yield queue takes and hands back a task each time.
+//! yield queue takes and hands back a task each time.
 //!
 //! 2 × workers background tasks each run a fixed number of units of
 //! calibrated busy work ([`crate::busy`], about 2 µs in `benches/scaling.rs`).
