@@ -238,8 +238,9 @@ impl Shared {
         let (runnable, task) = async_task::Builder::new()
             .metadata(TaskMeta::new(self, None, id, location, Policy::Foreground))
             .spawn(move |meta| Harness::new(async move { f() }, meta), schedule);
+        let waker = runnable.waker();
         runnable.schedule();
-        JoinHandle::new(task)
+        JoinHandle::for_blocking(task, waker)
     }
 
     /// The schedule hook of every (non-blocking) task: where a woken task

@@ -70,6 +70,11 @@ impl CancelState {
         self.0.load(Ordering::Acquire) == CANCELLED
     }
 
+    /// Whether the task's future has been dropped.
+    pub(crate) fn is_dropped(&self) -> bool {
+        self.0.load(Ordering::Acquire) == DROPPED
+    }
+
     /// The task's future has been dropped (by its harness, once). `idle` as
     /// for [`cancel`](Self::cancel).
     pub(crate) fn future_dropped(&self, idle: Option<&Idle>) {

@@ -5,11 +5,11 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use async_task::FallibleTask;
 
-use super::{Panic, TaskMeta};
+use super::{AbortHandle, Panic, TaskMeta};
 
 /// An owned permission to await a spawned task's output, or to abort it.
 ///
@@ -32,6 +32,9 @@ pub struct JoinHandle<T> {
     /// The task's header. Valid while `task` is held: the `FallibleTask`
     /// keeps the allocation the header lives in.
     meta: NonNull<TaskMeta>,
+    /// For a `spawn_blocking` task, which is in no registry: a waker of it,
+    /// for [`abort_handle`](Self::abort_handle) to keep it alive with.
+    blocking_waker: Option<Waker>,
 }
 
 // SAFETY: the `FallibleTask` is `Send` when `T: Send`, and `meta` is only
@@ -49,7 +52,43 @@ impl<T> JoinHandle<T> {
         JoinHandle {
             task: Some(task.fallible()),
             meta,
+            blocking_waker: None,
         }
+    }
+
+    /// The handle of a `spawn_blocking` task; `waker` is one of the task's.
+    pub(crate) fn for_blocking(
+        task: async_task::Task<Result<T, Panic>, TaskMeta>,
+        waker: Waker,
+    ) -> Self {
+        let mut handle = JoinHandle::new(task);
+        handle.blocking_waker = Some(waker);
+        handle
+    }
+
+    /// An [`AbortHandle`] for the task: it can cancel the task without
+    /// owning its output, and outlive this handle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let task = brigade::spawn(std::future::pending::<()>());
+    ///     let abort = task.abort_handle();
+    ///     abort.abort();
+    ///     assert!(task.await.unwrap_err().is_cancelled());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn abort_handle(&self) -> AbortHandle {
+        let meta = self.meta();
+        let waker = match meta.registry_key() {
+            // `None` if the task's future is already gone.
+            Some(key) => meta.shared().registry.waker(key, meta.id()),
+            None => self.blocking_waker.clone(),
+        };
+        AbortHandle::new(meta, waker)
     }
 
     fn meta(&self) -> &TaskMeta {
@@ -85,20 +124,26 @@ impl<T> JoinHandle<T> {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn abort(&self) {
-        let meta = self.meta();
-        meta.cancel();
-        if let Some(key) = meta.registry_key() {
-            meta.shared().registry.wake(key, meta.id());
-            // A background task waiting in the yield queue is already
-            // scheduled, so the wake-up does nothing for it.
-            crate::yield_queue::evict_aborted(meta.shared());
-        }
+        abort_task(self.meta());
     }
 
     /// Returns `true` once the task has finished (completed, panicked or
     /// been cancelled).
     pub fn is_finished(&self) -> bool {
         self.task.as_ref().is_none_or(FallibleTask::is_finished)
+    }
+}
+
+/// Cancels the task whose header is `meta` (`JoinHandle::abort`,
+/// `AbortHandle::abort`): sets its flag, then wakes it so that a worker
+/// drops it.
+pub(crate) fn abort_task(meta: &TaskMeta) {
+    meta.cancel();
+    if let Some(key) = meta.registry_key() {
+        meta.shared().registry.wake(key, meta.id());
+        // A background task waiting in the yield queue is already
+        // scheduled, so the wake-up does nothing for it.
+        crate::yield_queue::evict_aborted(meta.shared());
     }
 }
 

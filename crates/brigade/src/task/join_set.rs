@@ -26,7 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::{JoinError, JoinHandle, TaskClass};
+use super::{AbortHandle, JoinError, JoinHandle, TaskClass};
 use crate::runtime::{Handle, context};
 use crate::sync::{Mutex, lock};
 
@@ -320,7 +320,9 @@ impl<T> JoinSet<T> {
     }
 
     /// Adds a spawned task to the set.
-    fn insert(&mut self, handle: JoinHandle<T>) {
+    /// Adds a spawned task's handle; returns an [`AbortHandle`] for it.
+    fn insert(&mut self, handle: JoinHandle<T>) -> AbortHandle {
+        let abort = handle.abort_handle();
         let key = self.next_key;
         self.next_key += 1;
         let waker = Waker::from(Arc::new(EntryWaker {
@@ -331,6 +333,7 @@ impl<T> JoinSet<T> {
         // Its first poll registers its waker. The push also wakes a caller
         // of `poll_join_next` that is waiting on the other tasks.
         self.ready.push(key);
+        abort
     }
 
     /// Polls entry `key`'s handle with the entry's own waker; removes the
@@ -349,6 +352,8 @@ impl<T> JoinSet<T> {
     }
 }
 
+/// The spawn methods return an [`AbortHandle`] for the new task, as
+/// tokio's do: it cancels that one task and can outlive the set.
 impl<T: Send + 'static> JoinSet<T> {
     /// Spawns `task` on the current runtime (as [`spawn`](crate::spawn)
     /// does) and adds it to the set.
@@ -357,7 +362,7 @@ impl<T: Send + 'static> JoinSet<T> {
     /// Outside a runtime context. Use [`spawn_on`](Self::spawn_on) from
     /// other threads.
     #[track_caller]
-    pub fn spawn<F>(&mut self, task: F)
+    pub fn spawn<F>(&mut self, task: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
@@ -365,17 +370,17 @@ impl<T: Send + 'static> JoinSet<T> {
         let handle = context::with_current("brigade::task::JoinSet::spawn", |runtime| {
             runtime.shared.spawn(task, location, TaskClass::Auto)
         });
-        self.insert(handle);
+        self.insert(handle)
     }
 
     /// Spawns `task` on the runtime of `handle`, from any thread, and adds
     /// it to the set.
     #[track_caller]
-    pub fn spawn_on<F>(&mut self, task: F, handle: &Handle)
+    pub fn spawn_on<F>(&mut self, task: F, handle: &Handle) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
-        self.insert(handle.spawn(task));
+        self.insert(handle.spawn(task))
     }
 
     /// Spawns an elastic task on the current runtime (as
@@ -384,7 +389,7 @@ impl<T: Send + 'static> JoinSet<T> {
     /// # Panics
     /// Outside a runtime context.
     #[track_caller]
-    pub fn spawn_elastic<F>(&mut self, task: F)
+    pub fn spawn_elastic<F>(&mut self, task: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
@@ -392,7 +397,7 @@ impl<T: Send + 'static> JoinSet<T> {
         let handle = context::with_current("brigade::task::JoinSet::spawn_elastic", |runtime| {
             runtime.shared.spawn(task, location, TaskClass::Elastic)
         });
-        self.insert(handle);
+        self.insert(handle)
     }
 
     /// Runs `f` on the current runtime's blocking pool (as
@@ -403,7 +408,7 @@ impl<T: Send + 'static> JoinSet<T> {
     /// Outside a runtime context. Use
     /// [`spawn_blocking_on`](Self::spawn_blocking_on) from other threads.
     #[track_caller]
-    pub fn spawn_blocking<F>(&mut self, f: F)
+    pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
     where
         F: FnOnce() -> T + Send + 'static,
     {
@@ -411,17 +416,17 @@ impl<T: Send + 'static> JoinSet<T> {
         let handle = context::with_current("brigade::task::JoinSet::spawn_blocking", |runtime| {
             runtime.shared.spawn_blocking(f, location)
         });
-        self.insert(handle);
+        self.insert(handle)
     }
 
     /// Runs `f` on the blocking pool of `handle`'s runtime, from any
     /// thread, and adds it to the set.
     #[track_caller]
-    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle)
+    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
     where
         F: FnOnce() -> T + Send + 'static,
     {
-        self.insert(handle.spawn_blocking(f));
+        self.insert(handle.spawn_blocking(f))
     }
 }
 

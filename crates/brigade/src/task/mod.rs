@@ -1,4 +1,4 @@
-//! Tasks: [`JoinHandle`], [`JoinError`], [`JoinSet`], [`block_in_place`],
+//! Tasks: [`JoinHandle`], [`AbortHandle`], [`JoinError`], [`JoinSet`], [`block_in_place`],
 //! and spawning with options: [`Builder`] and [`TaskClass`].
 //
 // Inside the crate: the per-task scheduler state, spawning, and the
@@ -7,6 +7,7 @@
 // owns an `Arc` of the runtime's shared state, and a `TaskMeta` header
 // with the per-task flags the scheduler needs.
 
+mod abort;
 mod block_in_place;
 mod builder;
 mod cancel;
@@ -20,6 +21,7 @@ use std::panic::Location;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
+pub use abort::AbortHandle;
 pub use block_in_place::block_in_place;
 pub use builder::Builder;
 pub use class::TaskClass;
@@ -226,6 +228,12 @@ impl TaskMeta {
 
     pub(crate) fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    /// Whether the task's future has been dropped (it finished or was
+    /// cancelled).
+    pub(crate) fn future_is_dropped(&self) -> bool {
+        self.cancel.is_dropped()
     }
 
     /// The task's future has been dropped (its harness, once).

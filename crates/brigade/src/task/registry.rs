@@ -94,6 +94,15 @@ impl Registry {
         drop(waker);
     }
 
+    /// A clone of the waker of the task at `key`, if it is still task `id`.
+    pub(crate) fn waker(&self, key: usize, id: u64) -> Option<Waker> {
+        let shard = lock(&self.shards[key >> SLOT_BITS]);
+        match shard.tasks.get(key & ((1 << SLOT_BITS) - 1)) {
+            Some((entry_id, waker)) if *entry_id == id => Some(waker.clone()),
+            _ => None,
+        }
+    }
+
     /// Wakes the task at `key` if it is still task `id`.
     pub(crate) fn wake(&self, key: usize, id: u64) {
         let waker = {
