@@ -2,6 +2,7 @@
 //! connection) and the snapshot task. Everything else — commands, store,
 //! snapshot — is the same code on both.
 
+use crate::harness::{Runtime, brigade_builder, tokio_builder};
 use std::io;
 use std::net::SocketAddr;
 use std::ops::Range;
@@ -24,15 +25,10 @@ struct Shared {
     snapshots: SnapshotStats,
 }
 
-enum RuntimeHolder {
-    Brigade(brigade::Runtime),
-    Tokio(tokio::runtime::Runtime),
-}
-
 /// A runtime with the server (and the snapshot task, if on) running.
 pub struct Server {
     addr: SocketAddr,
-    runtime: Option<RuntimeHolder>,
+    runtime: Option<Runtime>,
     shared: Arc<Shared>,
     started: Instant,
     prefill_time: Duration,
@@ -96,9 +92,8 @@ fn start_brigade(
     config: &Config,
     addr: SocketAddr,
     shared: &Arc<Shared>,
-) -> io::Result<(RuntimeHolder, SocketAddr)> {
-    let rt = brigade::Builder::new()
-        .worker_threads(config.workers)
+) -> io::Result<(Runtime, SocketAddr)> {
+    let rt = brigade_builder(config.workers)
         .thread_name("kv-brigade")
         .build()?;
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
@@ -143,18 +138,16 @@ fn start_brigade(
             rt.spawn(snapshot);
         }
     }
-    Ok((RuntimeHolder::Brigade(rt), addr))
+    Ok((Runtime::Brigade(rt), addr))
 }
 
 fn start_tokio(
     config: &Config,
     addr: SocketAddr,
     shared: &Arc<Shared>,
-) -> io::Result<(RuntimeHolder, SocketAddr)> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(config.workers)
+) -> io::Result<(Runtime, SocketAddr)> {
+    let rt = tokio_builder(config.workers)
         .thread_name("kv-tokio")
-        .enable_all()
         .build()?;
     let listener = rt.block_on(tokio::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;
@@ -191,7 +184,7 @@ fn start_tokio(
             .await;
         });
     }
-    Ok((RuntimeHolder::Tokio(rt), addr))
+    Ok((Runtime::Tokio(rt), addr))
 }
 
 /// The yield point after each snapshot chunk, for the start-up line.
@@ -264,10 +257,8 @@ impl Server {
 
     fn stop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
-        match self.runtime.take() {
-            Some(RuntimeHolder::Brigade(rt)) => rt.shutdown_timeout(Duration::from_secs(5)),
-            Some(RuntimeHolder::Tokio(rt)) => rt.shutdown_timeout(Duration::from_secs(5)),
-            None => {}
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown(Duration::from_secs(5));
         }
     }
 }
