@@ -225,3 +225,53 @@ fn yielders_that_never_need_to_give_way_let_queued_yielders_run() {
         }
     });
 }
+
+/// Two workers, two background loops that only ever wake themselves, and
+/// a foreground task that holds one worker: the loop that stepped aside
+/// into the held worker's shard of the yield queue must still take turns
+/// with the one on the free worker (the free worker takes the older entry
+/// of another shard before its own recent one). Without the starvation
+/// bound, so only the turn-taking can make it progress.
+#[test]
+fn a_loop_waiting_in_a_busy_workers_shard_still_takes_turns() {
+    with_timeout(2 * TIMEOUT_SECS, || {
+        let rt = Builder::new()
+            .worker_threads(2)
+            .max_yield_delay(None)
+            .compensation_threshold(None)
+            .build()
+            .unwrap();
+        let loops = [Background::default(), Background::default()];
+        let tasks: Vec<_> = loops
+            .iter()
+            .map(|background| background.spawn(&rt, TaskClass::Background, false))
+            .collect();
+        wait_until("both loops run", || loops.iter().all(|l| l.units() > 100));
+        // Holds one worker until both loops have made progress while it
+        // does (or the bound passes).
+        let holder = rt.spawn({
+            let loops = loops.clone();
+            async move {
+                let start = loops.each_ref().map(Background::units);
+                let deadline = std::time::Instant::now() + TIMEOUT;
+                while loops.iter().zip(start).any(|(l, at)| l.units() < at + 1000) {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "a loop made no progress while a worker was held: {:?} since {start:?}",
+                        loops.each_ref().map(Background::units),
+                    );
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        rt.block_on(holder).unwrap();
+        for background in &loops {
+            background.stop.store(true, Ordering::Relaxed);
+        }
+        rt.block_on(async {
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+    });
+}

@@ -72,6 +72,7 @@ use stamped::StampedQueue;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::runtime::Shared;
+use crate::runtime::epoch::epoch_start;
 use crate::runtime::worker::Core;
 use crate::task::{Runnable, TaskMeta};
 
@@ -118,10 +119,29 @@ impl YieldQueue {
         self.shards[slot].push(entry, at, Entry::is_aborted_task)
     }
 
-    /// Takes an entry for worker `slot` to run: the oldest of its own shard,
-    /// else the one that has waited longest in the others.
+    /// Takes an entry for worker `slot` to run: the oldest of its own
+    /// shard, unless another shard's head has waited longer by more than
+    /// an epoch (or its own shard is empty), then that one.
+    ///
+    /// Own shard first keeps entries on their worker's core; the age test
+    /// keeps the shards fair. Without it a worker whose background task
+    /// steps aside whenever the queue holds anything (a demoted loop takes
+    /// turns) would take that task straight back from its own shard, for
+    /// ever, while an entry in a busy or departed worker's shard waited;
+    /// and since that counts as serving the queue, the starvation bound
+    /// would not step in either.
     pub(crate) fn pop_for(&self, slot: usize) -> Option<Waiting> {
-        Self::pop_shard(&self.shards[slot]).or_else(|| self.pop_oldest())
+        let own = &self.shards[slot];
+        let own_head = own.head_at();
+        match self.oldest_head() {
+            Some((oldest, at))
+                if oldest != slot
+                    && own_head.is_none_or(|own_at| at.saturating_add(epoch_start(1)) < own_at) =>
+            {
+                Self::pop_shard(&self.shards[oldest]).or_else(|| self.pop_oldest())
+            }
+            _ => Self::pop_shard(own).or_else(|| self.pop_oldest()),
+        }
     }
 
     /// Takes the entry that has waited longest in any shard (the rescue of
@@ -278,14 +298,29 @@ mod tests {
         let _ = queue.push(0, entries.next().unwrap(), 30);
         let _ = queue.push(1, entries.next().unwrap(), 40);
         assert_eq!((queue.len(), queue.head_at()), (4, Some(10)));
-        // Worker 1: its own entry first.
+        // Stamps within an epoch of each other: worker 1 takes its own
+        // entry first, though it is the youngest.
         assert_eq!(id(queue.pop_for(1)), Some(ids[3]));
-        // Then the oldest anywhere: shard 2's, then shard 0's in order.
+        // Then, its shard empty, the oldest anywhere: shard 2's, then
+        // shard 0's in order.
         assert_eq!(id(queue.pop_for(1)), Some(ids[0]));
         assert_eq!(id(queue.pop_for(1)), Some(ids[1]));
         assert_eq!(queue.head_at(), Some(30));
         assert_eq!(id(queue.pop_oldest()), Some(ids[2]));
         assert!(queue.is_empty() && queue.pop_for(0).is_none());
         assert_eq!(queue.entered_total(), 4);
+    }
+
+    #[test]
+    fn an_entry_older_by_more_than_an_epoch_goes_before_the_own_shard() {
+        let rt = crate::Builder::new().worker_threads(1).build().unwrap();
+        let queue = YieldQueue::new(2);
+        let (old, recent) = (entry(&rt), entry(&rt));
+        let (old_id, recent_id) = (old.task_id(), recent.task_id());
+        let epoch = epoch_start(1);
+        let _ = queue.push(1, old, 1_000);
+        let _ = queue.push(0, recent, 1_000 + epoch + 1);
+        assert_eq!(id(queue.pop_for(0)), Some(old_id));
+        assert_eq!(id(queue.pop_for(0)), Some(recent_id));
     }
 }
