@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::flags::parse_positive;
+use crate::flags::{parse_port, parse_positive};
 use crate::harness::{RuntimeKind, available_cores};
 
 /// Usage text.
@@ -100,12 +100,7 @@ impl Config {
                     .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
             };
             match flag.as_str() {
-                "--port" => {
-                    let text = value()?;
-                    config.port = text
-                        .parse()
-                        .map_err(|_| format!("--port must be a port number, got {text:?}"))?;
-                }
+                "--port" => config.port = parse_port(&flag, &value()?)?,
                 "--workers" => config.workers = parse_positive(&flag, &value()?)?,
                 "--tasks" => tasks = Some(parse_positive(&flag, &value()?)?),
                 "--import" => {

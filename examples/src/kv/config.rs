@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::snapshot::SnapshotSettings;
-use crate::flags::{parse_number, parse_positive};
+use crate::flags::{parse_number, parse_port, parse_positive};
 pub use crate::harness::RuntimeKind;
 
 /// Usage text.
@@ -81,12 +81,7 @@ impl Config {
                     .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
             };
             match flag.as_str() {
-                "--port" => {
-                    let text = value()?;
-                    config.port = text
-                        .parse()
-                        .map_err(|_| format!("--port must be a port number, got {text:?}"))?;
-                }
+                "--port" => config.port = parse_port(&flag, &value()?)?,
                 "--workers" => config.workers = parse_positive(&flag, &value()?)?,
                 "--runtime" => config.runtime = RuntimeKind::parse("--runtime", &value()?)?,
                 "--prefill" => config.prefill = parse_number(&flag, &value()?)?,
