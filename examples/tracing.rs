@@ -20,7 +20,7 @@
 //! | `brigade::long_poll` | warn | a poll ran past `Builder::long_poll_threshold`, while it runs (`running=true`, at the threshold and past 10× and 100× it) and when it ends (`running=false`) (`worker`, `spawned_at`, `duration_ms`) |
 //! | `brigade::compensation` | info, warn, debug | info: a stuck worker gets a spare (`worker`, `spawned_at`, `stuck_ms`); warn: no spare left; debug: a spare serves, `block_in_place`, a covered worker is back |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
-//! | `brigade::runtime`, `brigade::runtime::driver` | debug | runtime and fallback-driver start and shutdown |
+//! | `brigade::runtime`, `brigade::driver::poll` | debug | runtime and fallback-driver start and shutdown |
 //!
 //! The scenario (about 3 s, on 2 workers) triggers each of the first five:
 //! 1. a few pings on an idle runtime: workers unpark to run each, then park;

@@ -136,7 +136,7 @@
 //! | `brigade::runtime` | debug, warn | runtime started, shutting down, shut down; shutdown timed out |
 //! | `brigade::runtime::worker` | debug | `worker started`, `worker parking`, `worker unparked`, `worker stopped` (`worker`: its index) |
 //! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` by at least 0.01 (`limit`, `previous`, `p99_us`, `recent_p99_us`, `waiting`) |
-//! | `brigade::runtime::driver` | debug | fallback driver thread started, stopped |
+//! | `brigade::driver::poll` | debug | fallback driver thread started, stopped |
 //! | `brigade::class` | debug | `task demoted to background`, `task promoted to foreground` (`task`, `spawned_at`) |
 //! | `brigade::yield_queue` | trace | `task stepped aside into the yield queue`, `task left the yield queue` (`task`: its id); `overdue task rescued from the yield queue` (`task`, `waited_ms`) |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
@@ -165,13 +165,14 @@
 #![warn(missing_docs)]
 
 // Under `--cfg loom` the scheduler itself is built, with loom's primitives
-// (`sync/`), a driver without I/O (`runtime/loom_driver.rs`) and no monitor
+// (`sync/`), a driver without I/O (`driver/loom.rs`) and no monitor
 // thread; the I/O, timer and signal modules, which need the real driver,
 // are left out. `cargo test -p brigade --lib` then runs the loom models.
 mod sync;
 
 mod admission;
 mod coop;
+mod driver;
 #[cfg(not(loom))]
 mod io;
 mod metrics;

@@ -1,11 +1,8 @@
-//! The I/O reactor: readiness tracking on top of `mio`.
+//! I/O resources on the runtime's reactor (the reactor itself, and each
+//! source's readiness cell, are the driver's: `driver/reactor.rs` and
+//! `driver/scheduled_io.rs`).
 //!
-//! - `reactor.rs`: the runtime's one `mio::Poll`, source registration and
-//!   event dispatch;
-//! - `scheduled_io.rs`: one source's readiness and waiting tasks;
 //! - `poll_evented.rs`: a `mio` source registered with the current runtime,
 //!   the building block of `brigade::net`.
 
 pub(crate) mod poll_evented;
-pub(crate) mod reactor;
-pub(crate) mod scheduled_io;

@@ -6,9 +6,9 @@ use std::task::{Context, Poll};
 
 use mio::Interest;
 
-use super::scheduled_io::{Direction, ScheduledIo};
+use crate::driver::Driver;
+use crate::driver::scheduled_io::{Direction, ScheduledIo};
 use crate::runtime::context;
-use crate::runtime::driver::Driver;
 
 /// Owns a `mio` source and its registration; deregisters on drop.
 pub(crate) struct PollEvented<S: mio::event::Source> {
@@ -31,9 +31,7 @@ impl<S: mio::event::Source> PollEvented<S> {
     /// Registers `source` with the current runtime. `what` names the calling
     /// API for the error raised outside a runtime.
     pub(crate) fn new(mut source: S, what: &str) -> io::Result<Self> {
-        let driver = context::try_current()
-            .map(|handle| handle.shared.driver.clone())
-            .ok_or_else(|| no_runtime_error(what))?;
+        let driver = context::current_driver().ok_or_else(|| no_runtime_error(what))?;
         let (token, io) = driver
             .reactor
             .register(&mut source, Interest::READABLE | Interest::WRITABLE)?;

@@ -36,11 +36,15 @@
 //! as long as any closure that reads it runs.
 
 use std::cell::{Cell, RefCell};
+#[cfg(not(loom))]
+use std::sync::Arc;
 use std::task::Waker;
 
 use super::Handle;
 use super::idle;
 use super::worker::Core;
+#[cfg(not(loom))]
+use crate::driver::Driver;
 use crate::metrics::long_poll::PollWatch;
 use crate::task::TaskMeta;
 
@@ -225,17 +229,33 @@ pub(crate) fn try_current() -> Option<Handle> {
     HANDLE.with(|handle| handle.borrow().clone())
 }
 
+/// The current runtime's driver, if this thread is in a runtime: the one
+/// way resources (I/O sources, timers, signal streams) reach the driver.
+#[cfg(not(loom))]
+pub(crate) fn current_driver() -> Option<Arc<Driver>> {
+    HANDLE.with(|handle| {
+        let handle = handle.borrow();
+        handle.as_ref().map(|handle| handle.shared.driver.clone())
+    })
+}
+
 /// Runs `f` with the current runtime's handle, or panics with `misuse`.
 #[track_caller]
 pub(crate) fn with_current<R>(what: &str, f: impl FnOnce(&Handle) -> R) -> R {
     HANDLE.with(|handle| match &*handle.borrow() {
         Some(handle) => f(handle),
-        None => panic!(
-            "{what} called outside of a brigade runtime: call it from a task, from inside \
-             `Runtime::block_on`, or from a `spawn_blocking` closure; or keep a \
-             `brigade::Handle` and call the method of the same name on it"
-        ),
+        None => outside_runtime(what),
     })
+}
+
+/// Panics: `what` was called outside of a brigade runtime.
+#[track_caller]
+pub(crate) fn outside_runtime(what: &str) -> ! {
+    panic!(
+        "{what} called outside of a brigade runtime: call it from a task, from inside \
+         `Runtime::block_on`, or from a `spawn_blocking` closure; or keep a \
+         `brigade::Handle` and call the method of the same name on it"
+    )
 }
 
 /// Makes `handle` current (and sets `IN_BLOCK_ON`) while `f` runs.

@@ -71,7 +71,7 @@
 //! without a notification (a driver park woken by I/O or a timer) keeps the
 //! counts right.
 
-use super::park::Parker;
+use crate::driver::Parker;
 use crate::sync::{AtomicUsize, Mutex, Ordering, fence, lock};
 
 /// Width of the searching and of the idle field of the state word.

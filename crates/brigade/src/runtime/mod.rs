@@ -2,7 +2,8 @@
 //!
 //! ## Words
 //! - A worker thread **parks** when it blocks until woken: on its own
-//!   condvar or inside the driver's poll (`park.rs`, `Driver::park_in_poll`).
+//!   condvar or inside the driver's poll (`driver/park.rs`,
+//!   `Driver::park_in_poll`).
 //! - A worker **waits for work** when it found none: it counts itself idle,
 //!   re-checks every queue, parks, and counts itself back
 //!   (`Idle::wait_for_work`, `idle.rs`).
@@ -16,13 +17,10 @@ mod blocking;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
-#[cfg_attr(loom, path = "loom_driver.rs")]
-pub(crate) mod driver;
 pub(crate) mod epoch;
 pub(crate) mod idle;
 #[cfg(not(loom))]
 mod monitor;
-mod park;
 mod shared;
 mod shutdown;
 pub(crate) mod spare;
@@ -138,7 +136,7 @@ impl Runtime {
             builder.thread_name.clone(),
             builder.thread_stack_size,
         );
-        let driver = Arc::new(driver::Driver::new().map_err(BuildError::driver_failed)?);
+        let driver = Arc::new(crate::driver::Driver::new().map_err(BuildError::driver_failed)?);
         let admission = crate::admission::Admission::new(builder.elastic.clone(), num_workers);
         let config = shared::SchedulerConfig {
             latency_sample_every: builder.latency_sample_every,

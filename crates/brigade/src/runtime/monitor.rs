@@ -92,7 +92,7 @@ fn compensate(shared: &Arc<Shared>, running: &[Running], threshold: Duration) ->
             // blocking, before deciding that nothing waits (the tasks it
             // wakes go to the injector, for the spare to run).
             polled_driver = true;
-            if !shared.driver.is_attended() {
+            if !shared.driver.has_worker_in_poll() {
                 shared.driver.poll_nonblocking();
             }
         }
@@ -220,7 +220,7 @@ impl Monitor {
             if now >= self.next_watch {
                 self.watch(now);
             }
-            if !self.shared.driver.is_attended() && self.shared.idle.num_idle() > 0 {
+            if !self.shared.driver.has_worker_in_poll() && self.shared.idle.num_idle() > 0 {
                 self.shared.idle.hand_off_driver();
             }
             if now >= self.next_tick {

@@ -50,10 +50,10 @@ use std::sync::Arc;
 
 use crate::sync::deque::{Steal, Worker};
 
-use super::driver::{EVENT_INTERVAL, PollPark};
 use super::epoch::{EpochGate, epoch_of};
 use super::{Handle, Shared, context};
 use crate::admission::ElasticPoll;
+use crate::driver::{EVENT_INTERVAL, Parker, PollPark};
 use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::{rescue::Slice, resume};
 
@@ -576,7 +576,7 @@ impl Core {
                 || shared.compensation.is_covered(self.index)
                 || (self.is_spare && shared.compensation.is_surplus())
         };
-        let sleep = |parker: &super::park::Parker| {
+        let sleep = |parker: &Parker| {
             let timeout = match shared.driver.park_in_poll(parker) {
                 PollPark::Parked => return,
                 // Another worker sleeps in the poll; wake for the next timer

@@ -34,12 +34,7 @@
 //! ```
 
 #[cfg(unix)]
-mod registry;
-#[cfg(unix)]
 pub mod unix;
-
-#[cfg(unix)]
-pub(crate) use registry::RuntimeSignals;
 
 /// Completes at the next Ctrl-C: a SIGINT delivered to the process.
 ///

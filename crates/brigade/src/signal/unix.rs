@@ -29,7 +29,7 @@ use std::task::{Context, Poll};
 
 use libc::c_int;
 
-use super::registry::{Deliveries, Listener, check_signum};
+use crate::driver::signal::{Deliveries, Listener, check_signum};
 use crate::io::poll_evented::no_runtime_error;
 use crate::runtime::context;
 
@@ -175,9 +175,8 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     const WHAT: &str = "brigade::signal::unix::signal";
     let signum = kind.as_raw_value();
     check_signum(signum)?;
-    let handle = context::try_current().ok_or_else(|| no_runtime_error(WHAT))?;
-    let driver = &handle.shared.driver;
-    let listener = driver.signals.listener(&driver.reactor)?;
+    let driver = context::current_driver().ok_or_else(|| no_runtime_error(WHAT))?;
+    let listener = driver.signal_listener()?;
     let (deliveries, seen) = listener.subscribe(signum)?;
     Ok(Signal {
         kind,
@@ -203,7 +202,7 @@ pub struct Signal {
     kind: SignalKind,
     listener: Arc<Listener>,
     deliveries: Arc<Deliveries>,
-    /// The delivery count already reported (see `registry::Listener`).
+    /// The delivery count already reported (see `driver/signal.rs`'s `Listener`).
     seen: u64,
 }
 

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use super::driver::Registered;
-use super::wheel::TimerKey;
+use crate::driver::Driver;
+use crate::driver::time::Registered;
+use crate::driver::wheel::TimerKey;
 use crate::runtime::context;
-use crate::runtime::driver::Driver;
 
 /// Waits until `duration` has elapsed.
 ///
@@ -38,9 +38,9 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// Outside a brigade runtime.
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    let driver = context::with_current("brigade::time::sleep", |handle| {
-        handle.shared.driver.clone()
-    });
+    let Some(driver) = context::current_driver() else {
+        context::outside_runtime("brigade::time::sleep")
+    };
     Sleep {
         deadline,
         driver,

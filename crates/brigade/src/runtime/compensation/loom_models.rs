@@ -62,7 +62,7 @@ fn a_spare_takes_over_and_steps_down() {
                                 || !injector.is_empty()
                                 || compensation.is_surplus()
                         },
-                        crate::runtime::park::Parker::park,
+                        crate::driver::Parker::park,
                         || false,
                     );
                 }

@@ -2,7 +2,7 @@
 //! the same locking and wake-up structure.
 //!
 //! A model must not block in `epoll_wait`, which loom cannot see. So this
-//! driver keeps the real one's skeleton (`driver.rs`): one poll lock, held
+//! driver keeps the real one's skeleton (`poll.rs`): one poll lock, held
 //! by the worker that parks in the poll for as long as it sleeps there;
 //! `Parker::begin_driver_park`/`end_driver_park` around the sleep, so an
 //! unpark reaches a worker in the poll through [`Driver::wake`]; and a
@@ -14,23 +14,9 @@
 use std::io;
 use std::time::Duration;
 
+use super::PollPark;
 use super::park::Parker;
 use crate::sync::{Condvar, Mutex, lock};
-
-/// How many ticks a busy worker runs between non-blocking driver polls.
-pub(crate) const EVENT_INTERVAL: u32 = 61;
-
-/// What [`Driver::park_in_poll`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PollPark {
-    /// The worker slept in the poll (or did not need to sleep).
-    Parked,
-    /// Another worker is parked in the poll: sleep on the condvar.
-    Occupied,
-    /// A busy thread held the poll: sleep on the condvar briefly, then try
-    /// again.
-    Busy,
-}
 
 /// I/O and timers of one runtime, without I/O or timers.
 pub(crate) struct Driver {
@@ -94,7 +80,7 @@ impl Driver {
 
     /// Whether a worker sleeps in the driver's poll.
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
-    pub(crate) fn is_attended(&self) -> bool {
+    pub(crate) fn has_worker_in_poll(&self) -> bool {
         *lock(&self.worker_in_poll)
     }
 

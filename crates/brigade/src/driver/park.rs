@@ -15,7 +15,7 @@
 //!   set, else sets `in_driver`, so an unpark from then on wakes the driver.
 //!   `end_driver_park` clears both flags. A driver park may end without a
 //!   notification (I/O, a timer, a stale wake): callers treat every return
-//!   as possibly spurious (`Idle::park` re-checks the sleepers list).
+//!   as possibly spurious (`Idle::wait_for_work` re-checks the sleepers list).
 //! - [`Parker::nudge`] is `unpark` for a worker outside the driver only: it
 //!   does nothing to one that sleeps in the driver.
 

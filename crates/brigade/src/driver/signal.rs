@@ -14,7 +14,7 @@
 //!   this layer belongs to a runtime, so any number of runtimes, built and
 //!   dropped in any order, share it.
 //! - **Per runtime** ([`RuntimeSignals`], a field of the runtime's driver):
-//!   a [`Listener`], made on the first [`signal`](super::unix::signal) call
+//!   a [`Listener`], made on the first [`signal`](crate::signal::unix::signal) call
 //!   in the runtime. It owns a non-blocking socket pair whose read end is
 //!   registered with the runtime's reactor, and, per signal number asked for
 //!   in that runtime, one action and one [`Deliveries`] counter. The action
@@ -42,8 +42,8 @@ use libc::c_int;
 use mio::Interest;
 use signal_hook_registry::SigId;
 
-use crate::io::reactor::Reactor;
-use crate::io::scheduled_io::{Direction, READABLE, ReadyEvent, ScheduledIo};
+use super::reactor::Reactor;
+use super::scheduled_io::{Direction, READABLE, ReadyEvent, ScheduledIo};
 use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering, lock};
 
 /// Rejects signal numbers that cannot or must not be handled: negative

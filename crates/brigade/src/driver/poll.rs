@@ -1,21 +1,6 @@
-//! The driver: I/O readiness and timers, and who polls them when.
-//!
-//! ## Who polls
-//! The `mio::Poll` sits behind one lock; whoever holds it polls.
-//! - A worker with nothing to do **parks inside the poll** if the lock is
-//!   free, blocking until I/O, the nearest timer, or an unpark (which, for a
-//!   worker parked here, goes through the `mio::Waker`). Other idle workers
-//!   sleep on their own condvar.
-//! - **Busy workers** poll without blocking, if the lock is free, every
-//!   [`EVENT_INTERVAL`] ticks, in `yield_if_busy()`'s once-per-epoch check,
-//!   and before taking a task from the yield queue.
-//! - The optional **fallback thread** covers the gap when every worker is
-//!   busy: whenever no worker is parked in the poll, it waits in `poll(2)` on
-//!   the epoll descriptor itself (readable while events are pending; it does
-//!   not hold the lock while waiting), with the nearest timer as timeout.
-//!   When it wakes it takes the lock and polls without blocking, so readiness
-//!   and timers are noticed at once and the woken tasks land in the injector,
-//!   where busy tasks see them at their next `yield_if_busy()`.
+//! The real driver: `mio` readiness, the timer wheel and the signal
+//! listener behind one poll lock, and the optional fallback thread. Who
+//! polls when is in the module docs of `driver/mod.rs`.
 //!
 //! ## Fallback coordination
 //! `worker_in_poll` (under its mutex) is `true` while a worker is blocked in
@@ -30,33 +15,21 @@ use std::sync::atomic::AtomicU64;
 use std::thread;
 use std::time::Duration;
 
+use super::PollPark;
 use super::park::Parker;
-use crate::io::reactor::{PollState, Reactor};
+use super::reactor::{PollState, Reactor};
+#[cfg(unix)]
+use super::signal::{Listener, RuntimeSignals};
+use super::time::TimeDriver;
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock};
-use crate::time::driver::TimeDriver;
 
-/// How many ticks a busy worker runs between non-blocking driver polls.
+/// I/O, timers and signals of one runtime.
 ///
-/// 61, as tokio's `event_interval`: frequent enough that a busy runtime
-/// handles I/O in batches on the workers themselves (no thread hop), rare
-/// enough that the `epoll_wait` syscall, which costs as much as a short
-/// poll, is paid once per 61 of them. Latency under saturation does not depend on it: the fallback
-/// thread and `yield_if_busy()`'s epoch poll bound that.
-pub(crate) const EVENT_INTERVAL: u32 = 61;
-
-/// What [`Driver::park_in_poll`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PollPark {
-    /// The worker slept in the poll (or did not need to sleep).
-    Parked,
-    /// Another worker is parked in the poll: sleep on the condvar.
-    Occupied,
-    /// A busy thread held the poll a little longer: sleep on the condvar
-    /// briefly, then try again.
-    Busy,
-}
-
-/// I/O and timers of one runtime.
+/// `poll` is the one driver lock: whoever holds it polls the `mio::Poll`
+/// and fires due timers (see the module docs of `driver/mod.rs` for who
+/// takes it when). `worker_in_poll` is set, under its own mutex, only by a
+/// worker that holds `poll` and blocks in it; see "Fallback coordination"
+/// above.
 pub(crate) struct Driver {
     pub(crate) reactor: Reactor,
     pub(crate) time: TimeDriver,
@@ -71,7 +44,7 @@ pub(crate) struct Driver {
     polled_epoch: AtomicU64,
     /// This runtime's signal listener, made by the first `signal()` call.
     #[cfg(unix)]
-    pub(crate) signals: crate::signal::RuntimeSignals,
+    signals: RuntimeSignals,
 }
 
 impl Driver {
@@ -86,7 +59,7 @@ impl Driver {
             shutdown: AtomicBool::new(false),
             polled_epoch: AtomicU64::new(0),
             #[cfg(unix)]
-            signals: crate::signal::RuntimeSignals::new(),
+            signals: RuntimeSignals::new(),
         })
     }
 
@@ -173,9 +146,17 @@ impl Driver {
         self.time.len()
     }
 
-    /// Whether a worker sleeps in the driver's poll.
-    pub(crate) fn is_attended(&self) -> bool {
+    /// Whether a worker sleeps in the driver's poll (then nobody else needs
+    /// to poll: that worker notices I/O and timers at once).
+    pub(crate) fn has_worker_in_poll(&self) -> bool {
         *lock(&self.worker_in_poll)
+    }
+
+    /// This runtime's signal listener, registered with the reactor on first
+    /// use.
+    #[cfg(unix)]
+    pub(crate) fn signal_listener(&self) -> io::Result<Arc<Listener>> {
+        self.signals.listener(&self.reactor)
     }
 
     /// Wakes whoever is blocked in the poll (worker or fallback thread).
