@@ -25,7 +25,7 @@
 //!
 //! **Shutdown and abort.** While the runtime shuts down, or an aborted task
 //! has not been dropped yet, the idle state word holds *attention*
-//! (`runtime/idle.rs`) and the fast path always falls through to the slow
+//! (`runtime/attention.rs`) and the fast path always falls through to the slow
 //! path, which gives way if the runtime is shutting down or its own task
 //! was aborted. So a `yield_if_busy()` loop cannot keep its worker from
 //! seeing either.

@@ -10,17 +10,14 @@
 //! - bits `16..32`: **idle** workers, those that committed to park (see
 //!   below). While it is non-zero an idle worker will pick up anything that
 //!   is waiting, so `yield_if_busy()` has nothing to yield to;
-//! - bits `32..`: **attention** holds: reasons for a running task to look
-//!   at its flags at its next yield point. Shutdown takes one for good
-//!   ([`Idle::hold_attention`], never given back); `JoinHandle::abort` takes one
-//!   until the aborted task's future is dropped (`task/cancel.rs`).
+//! - bits `32..`: **attention** holds, owned by `attention.rs`
+//!   ([`Idle::attention`]): reasons for a running task to look at its flags
+//!   at its next yield point (shutdown, aborts).
 //!
 //! `yield_if_busy()`'s fast path returns at once iff `idle > 0` and
 //! `attention == 0` ([`fast_path_may_continue`]: one subtraction and one
-//! compare on the loaded word). Otherwise it takes its slow path, which
-//! gives way if the runtime is shutting down or the task was aborted. So a
-//! loop that calls `yield_if_busy()` always reaches a `Pending` soon after
-//! either, and its worker gets to see the shutdown or drop the task.
+//! compare on the loaded word). Otherwise it takes its slow path (see
+//! `attention.rs` for why a hold sends it there).
 //!
 //! A worker running a task is counted as neither searching nor idle.
 //!
@@ -71,6 +68,7 @@
 //! without a notification (a driver park woken by I/O or a timer) keeps the
 //! counts right.
 
+use super::attention::{ATTENTION_ONE, ATTENTION_SHIFT, Attention};
 use crate::driver::Parker;
 use crate::sync::{AtomicUsize, Mutex, Ordering, fence, lock};
 
@@ -78,8 +76,8 @@ use crate::sync::{AtomicUsize, Mutex, Ordering, fence, lock};
 const FIELD_BITS: u32 = usize::BITS / 4;
 /// One idle worker in the packed state word.
 pub(crate) const IDLE_ONE: usize = 1 << FIELD_BITS;
-/// One attention hold in the packed state word.
-pub(crate) const ATTENTION_ONE: usize = 1 << (2 * FIELD_BITS);
+// The searching and idle fields fill the word below the attention field.
+const _: () = assert!(ATTENTION_SHIFT == 2 * FIELD_BITS);
 /// Mask for the searching count in the packed state word.
 const SEARCHING_MASK: usize = IDLE_ONE - 1;
 /// Mask for the idle count in the packed state word.
@@ -88,7 +86,8 @@ const IDLE_MASK: usize = ATTENTION_ONE - IDLE_ONE;
 pub(crate) const MAX_WORKERS: usize = SEARCHING_MASK;
 
 /// Idle and searching worker counts, the list of sleeping workers, and one
-/// [`Parker`] per worker. See the module docs for the protocol.
+/// [`Parker`] per worker. See the module docs for the protocol. The state
+/// word also holds the attention field, which [`Attention`] handles.
 pub(crate) struct Idle {
     state: AtomicUsize,
     /// The configured worker count (the primaries; `parkers` also has one
@@ -145,39 +144,9 @@ impl Idle {
         idle(self.state.load(Ordering::Relaxed))
     }
 
-    /// Whether anything holds attention: running tasks must check, at their
-    /// next yield point, whether they were aborted or the runtime is
-    /// shutting down.
-    #[cfg(test)]
-    pub(crate) fn attention_held(&self) -> bool {
-        self.attention_holds() > 0
-    }
-
-    /// How many attention holds are out.
-    #[cfg(test)]
-    pub(crate) fn attention_holds(&self) -> usize {
-        self.state.load(Ordering::Relaxed) / ATTENTION_ONE
-    }
-
-    /// Takes one attention hold; give it back with
-    /// [`release_attention`](Self::release_attention).
-    ///
-    /// Release: a reader that sees the hold (the fast path's load is
-    /// `Relaxed`, so only eventually; loom models read it with `Acquire`)
-    /// also sees what the holder wrote before it: shutdown sets its flag
-    /// first. Otherwise the count only sends `yield_if_busy()` down its slow
-    /// path, and what the slow path then reads (the shutdown flag, the task's
-    /// cancel state) is ordered on its own; that the count never goes below
-    /// zero follows from the cancel state's AcqRel operations
-    /// (`task/cancel.rs`), so `release_attention` is `Relaxed`.
-    pub(crate) fn hold_attention(&self) {
-        self.state.fetch_add(ATTENTION_ONE, Ordering::Release);
-    }
-
-    /// Gives back one hold taken by [`hold_attention`](Self::hold_attention).
-    pub(crate) fn release_attention(&self) {
-        let previous = self.state.fetch_sub(ATTENTION_ONE, Ordering::Relaxed);
-        debug_assert!(previous >= ATTENTION_ONE, "attention released twice");
+    /// The attention field of the state word (`attention.rs`).
+    pub(crate) fn attention(&self) -> Attention<'_> {
+        Attention::new(&self.state)
     }
 
     /// Number of workers currently stealing.

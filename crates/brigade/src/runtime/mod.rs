@@ -13,6 +13,7 @@
 //! - A busy worker's **epoch** bounds how often it does its expensive
 //!   checks (`epoch.rs`).
 
+pub(crate) mod attention;
 mod blocking;
 mod builder;
 pub(crate) mod compensation;
@@ -24,6 +25,7 @@ mod monitor;
 mod shared;
 mod shutdown;
 pub(crate) mod spare;
+mod task_host;
 pub(crate) mod thread_cpu;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;

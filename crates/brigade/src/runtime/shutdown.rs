@@ -9,7 +9,7 @@
 //!    that raced with the store is caught by the push-then-check protocol,
 //!    step 5.)
 //! 2. **Attention.** The idle state word takes an attention hold for good
-//!    (`idle.rs`), so `yield_if_busy()`'s fast path stops returning at once;
+//!    (`attention.rs`), so `yield_if_busy()`'s fast path stops returning at once;
 //!    its slow path sees the flag and gives way. A task looping on
 //!    `yield_if_busy()`, `yield_now()` or in an elastic task therefore
 //!    returns `Pending` at its next yield point.
@@ -211,7 +211,7 @@ pub(super) struct WorkerThreads {
 pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: Option<Instant>) {
     tracing::debug!("runtime shutting down");
     shared.shutdown.begin(); // 1
-    shared.idle.hold_attention(); // 2: never given back
+    shared.idle.attention().hold(); // 2: never given back
     shared.idle.notify_all(); // 3
     shared.compensation.close();
     {

@@ -45,7 +45,6 @@
 //! deque-mates.
 
 use std::cell::Cell;
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::sync::deque::{Steal, Worker};
@@ -54,6 +53,7 @@ use super::epoch::{EpochGate, epoch_of};
 use super::{Handle, Shared, context};
 use crate::admission::ElasticPoll;
 use crate::driver::{EVENT_INTERVAL, Parker, PollPark};
+use crate::task::task_ref::TaskRef;
 use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::{rescue::Slice, resume};
 
@@ -505,20 +505,16 @@ impl Core {
     fn poll_elastic(&self, runnable: Runnable, sampled_at: Option<u64>) {
         let shared = &self.shared;
         let started = self.elastic.started();
-        let meta = NonNull::from(runnable.metadata());
         self.begin_poll(runnable.metadata(), sampled_at, Some(started));
         // Keeps the task allocation (and its header) alive after `run`.
-        let keep_alive = runnable.waker();
+        let task = TaskRef::of(&runnable);
         context::with_slow_path_forced(|| runnable.run());
         self.end_cover();
         let ended = shared.clock_nanos();
-        // SAFETY: `keep_alive` holds a reference to the task, so its
-        // allocation, which contains the header, is not freed.
-        let meta = unsafe { meta.as_ref() };
-        if let Some(task) = meta.elastic() {
-            self.elastic.after_poll(&shared.admission, task, ended);
+        if let Some(elastic) = task.meta().elastic() {
+            self.elastic.after_poll(&shared.admission, elastic, ended);
         }
-        drop(keep_alive);
+        drop(task);
         self.end_poll(sampled_at, Some(started));
     }
 

@@ -1,10 +1,9 @@
 //! `AbortHandle`: the right to cancel a task, without its output.
 
 use std::fmt;
-use std::ptr::NonNull;
-use std::task::Waker;
 
 use super::TaskMeta;
+use super::task_ref::TaskRef;
 
 /// An owned permission to cancel a task, without awaiting its output: what
 /// [`JoinHandle::abort_handle`](crate::JoinHandle::abort_handle) and
@@ -34,37 +33,15 @@ pub struct AbortHandle {
     task: Option<TaskRef>,
 }
 
-/// A reference to a task's allocation, and its header.
-#[derive(Clone)]
-struct TaskRef {
-    /// A waker of the task, only to keep its allocation (and so the
-    /// header) alive; never woken.
-    _keep_alive: Waker,
-    meta: NonNull<TaskMeta>,
-}
-
-// SAFETY: `Waker` is `Send + Sync`, and `meta` is only turned into a
-// `&TaskMeta` (`TaskMeta` is `Sync`) while the waker keeps it alive.
-unsafe impl Send for TaskRef {}
-// SAFETY: as above.
-unsafe impl Sync for TaskRef {}
-
 impl AbortHandle {
-    /// A handle to the task whose header is `meta`, kept alive by
-    /// `keep_alive` (a waker of the same task); `None`: the task is gone.
-    pub(crate) fn new(meta: &TaskMeta, keep_alive: Option<Waker>) -> Self {
-        AbortHandle {
-            task: keep_alive.map(|waker| TaskRef {
-                _keep_alive: waker,
-                meta: NonNull::from(meta),
-            }),
-        }
+    /// A handle to `task` (its waker is never woken: it only keeps the
+    /// header alive); `None`: the task is gone.
+    pub(crate) fn new(task: Option<TaskRef>) -> Self {
+        AbortHandle { task }
     }
 
     fn meta(&self) -> Option<&TaskMeta> {
-        // SAFETY: see `TaskRef`: the waker it holds keeps the allocation
-        // that contains the header.
-        self.task.as_ref().map(|task| unsafe { task.meta.as_ref() })
+        self.task.as_ref().map(TaskRef::meta)
     }
 
     /// Cancels the task, as [`JoinHandle::abort`](crate::JoinHandle::abort)

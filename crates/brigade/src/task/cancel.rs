@@ -8,8 +8,8 @@
 //! and a loop whose only await is `yield_if_busy()` may never return
 //! `Pending`: while a worker is idle the fast path lets it continue. So an
 //! abort of a task that lives in the runtime's registry also takes an
-//! attention hold on the runtime's idle state word (`idle.rs`): while any
-//! hold is out, `yield_if_busy()` takes its slow path, which gives way when
+//! attention hold on its runtime ([`TaskHost::hold_attention`];
+//! `runtime/attention.rs`): while any hold is out, `yield_if_busy()` takes its slow path, which gives way when
 //! its task is cancelled. The hold is given back when the task's future is
 //! dropped, by whichever thread drops it.
 //!
@@ -29,7 +29,7 @@
 //! happens before the giving back and the count never goes below zero,
 //! whichever way the two race (modelled with loom below).
 
-use crate::runtime::idle::Idle;
+use super::host::TaskHost;
 use crate::sync::{AtomicU8, Ordering};
 
 const LIVE: u8 = 0;
@@ -44,23 +44,23 @@ impl CancelState {
         CancelState(AtomicU8::new(LIVE))
     }
 
-    /// Cancels a task whose future has not been dropped yet. `idle` is the
-    /// runtime's idle state for tasks that take an attention hold (the same
-    /// for every call on one task), `None` for those that do not. Returns
-    /// whether this call cancelled the task.
-    pub(crate) fn cancel(&self, idle: Option<&Idle>) -> bool {
+    /// Cancels a task whose future has not been dropped yet. `host` is the
+    /// runtime for tasks that take an attention hold (the same for every
+    /// call on one task), `None` for those that do not. Returns whether this
+    /// call cancelled the task.
+    pub(crate) fn cancel(&self, host: Option<&dyn TaskHost>) -> bool {
         if self.0.load(Ordering::Acquire) != LIVE {
             return false;
         }
-        if let Some(idle) = idle {
-            idle.hold_attention();
+        if let Some(host) = host {
+            host.hold_attention();
         }
         let cancelled = self
             .0
             .compare_exchange(LIVE, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
             .is_ok();
-        if !cancelled && let Some(idle) = idle {
-            idle.release_attention();
+        if !cancelled && let Some(host) = host {
+            host.release_attention();
         }
         cancelled
     }
@@ -75,46 +75,85 @@ impl CancelState {
         self.0.load(Ordering::Acquire) == DROPPED
     }
 
-    /// The task's future has been dropped (by its harness, once). `idle` as
-    /// for [`cancel`](Self::cancel).
-    pub(crate) fn future_dropped(&self, idle: Option<&Idle>) {
+    /// The task's future has been dropped (by its harness, once). `host`
+    /// as for [`cancel`](Self::cancel).
+    pub(crate) fn future_dropped(&self, host: Option<&dyn TaskHost>) {
         if self.0.swap(DROPPED, Ordering::AcqRel) == CANCELLED
-            && let Some(idle) = idle
+            && let Some(host) = host
         {
-            idle.release_attention();
+            host.release_attention();
         }
     }
+}
+
+/// A host with nothing but attention holds, counted in a state word as the
+/// runtime counts them, for the unit tests and the loom model.
+#[cfg(test)]
+struct AttentionOnly {
+    word: crate::sync::AtomicUsize,
+    registry: super::registry::Registry,
+}
+
+#[cfg(test)]
+impl AttentionOnly {
+    fn new() -> Self {
+        AttentionOnly {
+            word: crate::sync::AtomicUsize::new(0),
+            registry: super::registry::Registry::new(1),
+        }
+    }
+
+    fn attention(&self) -> crate::runtime::attention::Attention<'_> {
+        crate::runtime::attention::Attention::new(&self.word)
+    }
+
+    fn attention_held(&self) -> bool {
+        self.attention().is_held()
+    }
+}
+
+#[cfg(test)]
+impl TaskHost for AttentionOnly {
+    fn registry(&self) -> &super::registry::Registry {
+        &self.registry
+    }
+
+    fn hold_attention(&self) {
+        self.attention().hold();
+    }
+
+    fn release_attention(&self) {
+        self.attention().release();
+    }
+
+    fn evict_aborted(&self) {}
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
-    fn idle() -> Idle {
-        Idle::new(1, 1, Box::new(|| {}))
-    }
-
     #[test]
     fn a_cancel_holds_attention_until_the_future_is_dropped() {
-        let idle = idle();
+        let host = AttentionOnly::new();
         let state = CancelState::new();
-        assert!(state.cancel(Some(&idle)));
+        assert!(state.cancel(Some(&host)));
         assert!(state.is_cancelled());
-        assert!(idle.attention_held());
+        assert!(host.attention_held());
         // A second abort changes nothing.
-        assert!(!state.cancel(Some(&idle)));
-        state.future_dropped(Some(&idle));
-        assert!(!idle.attention_held());
+        assert!(!state.cancel(Some(&host)));
+        state.future_dropped(Some(&host));
+        assert!(!host.attention_held());
         assert!(!state.is_cancelled());
     }
 
     #[test]
     fn a_cancel_after_the_future_is_gone_takes_no_hold() {
-        let idle = idle();
+        let host = AttentionOnly::new();
         let state = CancelState::new();
-        state.future_dropped(Some(&idle));
-        assert!(!state.cancel(Some(&idle)));
-        assert!(!idle.attention_held());
+        state.future_dropped(Some(&host));
+        assert!(!state.cancel(Some(&host)));
+        assert!(!host.attention_held());
     }
 
     /// Every kind of abort on a real runtime gives its hold back once the
@@ -135,7 +174,7 @@ mod tests {
 
         let rt = crate::Builder::new().worker_threads(2).build().unwrap();
         let shared = rt.handle().shared.clone();
-        let holds = || shared.idle.attention_holds();
+        let holds = || shared.idle.attention().holds();
         rt.block_on(async {
             let finished = crate::spawn(async { 1 });
             while !finished.is_finished() {
@@ -190,11 +229,11 @@ mod tests {
 
     #[test]
     fn tasks_without_a_hold_only_set_the_flag() {
-        let idle = idle();
+        let host = AttentionOnly::new();
         let state = CancelState::new();
         assert!(state.cancel(None));
         assert!(state.is_cancelled());
-        assert!(!idle.attention_held());
+        assert!(!host.attention_held());
         state.future_dropped(None);
     }
 }
@@ -209,26 +248,26 @@ mod loom_models {
 
     /// Two aborts race with the harness dropping the future: every hold
     /// taken is given back exactly once (the debug assertion in
-    /// `release_attention` catches a count going below zero).
+    /// `Attention::release` catches a count going below zero).
     #[test]
     fn aborts_race_with_the_future_being_dropped() {
         loom::model(|| {
-            let idle = Arc::new(Idle::new(1, 1, Box::new(|| {})));
+            let host = Arc::new(AttentionOnly::new());
             let state = Arc::new(CancelState::new());
             let aborts: Vec<_> = (0..2)
                 .map(|_| {
-                    let (idle, state) = (idle.clone(), state.clone());
-                    thread::spawn(move || state.cancel(Some(&idle)))
+                    let (host, state) = (host.clone(), state.clone());
+                    thread::spawn(move || state.cancel(Some(&*host)))
                 })
                 .collect();
-            state.future_dropped(Some(&idle));
+            state.future_dropped(Some(&*host));
             let cancelled = aborts
                 .into_iter()
                 .map(|abort| abort.join().unwrap())
                 .filter(|&cancelled| cancelled)
                 .count();
             assert!(cancelled <= 1);
-            assert!(!idle.attention_held());
+            assert!(!host.attention_held());
             assert!(!state.is_cancelled());
         });
     }

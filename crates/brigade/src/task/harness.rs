@@ -13,9 +13,9 @@
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::ptr::NonNull;
 use std::task::{Context, Poll};
 
+use super::task_ref::SharedPtr;
 use super::{Panic, TaskMeta};
 use crate::runtime::context;
 
@@ -45,17 +45,14 @@ fn drop_future<F>(mut future: Pin<&mut Option<F>>) {
 }
 
 /// A pointer to the task's own header.
-pub(crate) struct MetaRef(NonNull<TaskMeta>);
-
-// SAFETY: it is only turned into a `&TaskMeta`, and `TaskMeta` is `Sync`.
-unsafe impl Send for MetaRef {}
+pub(crate) struct MetaRef(SharedPtr<TaskMeta>);
 
 impl MetaRef {
     fn get(&self) -> &TaskMeta {
         // SAFETY: the header and the future live in the same `async-task`
         // allocation, and the allocation is freed only after the future (and
         // so this `MetaRef`) has been dropped.
-        unsafe { self.0.as_ref() }
+        unsafe { self.0.as_non_null().as_ref() }
     }
 }
 
@@ -66,7 +63,7 @@ impl Drop for MetaRef {
         let meta = self.get();
         meta.future_dropped();
         if let Some(key) = meta.registry_key() {
-            meta.shared().registry.remove(key, meta.id());
+            meta.host().registry().remove(key, meta.id());
         }
     }
 }
@@ -76,7 +73,7 @@ impl<F: Future> Harness<F> {
     pub(crate) fn new(future: F, meta: &TaskMeta) -> Self {
         Harness {
             future: Some(future),
-            meta: MetaRef(NonNull::from(meta)),
+            meta: MetaRef(SharedPtr::new(meta)),
         }
     }
 }

@@ -4,11 +4,12 @@ use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::ptr::NonNull;
+use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use async_task::FallibleTask;
 
+use super::task_ref::{SharedPtr, TaskRef};
 use super::{AbortHandle, Panic, TaskMeta};
 
 /// An owned permission to await a spawned task's output, or to abort it.
@@ -31,24 +32,22 @@ pub struct JoinHandle<T> {
     task: Option<FallibleTask<Result<T, Panic>, TaskMeta>>,
     /// The task's header. Valid while `task` is held: the `FallibleTask`
     /// keeps the allocation the header lives in.
-    meta: NonNull<TaskMeta>,
+    meta: SharedPtr<TaskMeta>,
     /// For a `spawn_blocking` task, which is in no registry: a waker of it,
     /// for [`abort_handle`](Self::abort_handle) to keep it alive with.
     blocking_waker: Option<Waker>,
 }
 
-// SAFETY: the `FallibleTask` is `Send` when `T: Send`, and `meta` is only
-// turned into a `&TaskMeta` (`TaskMeta` is `Sync`).
-unsafe impl<T: Send> Send for JoinHandle<T> {}
-// SAFETY: no `&self` method touches the output; `abort` and `is_finished`
-// only use the header's atomics and `async-task`'s thread-safe state.
-unsafe impl<T: Send> Sync for JoinHandle<T> {}
+// `Send` when `T` is (through the `FallibleTask`). `Sync` whatever `T`:
+// no `&self` method touches the output; `abort` and `is_finished` only use
+// the header's atomics and `async-task`'s thread-safe state (a spawned
+// task's output is `Send` anyway).
 
 impl<T> Unpin for JoinHandle<T> {}
 
 impl<T> JoinHandle<T> {
     pub(crate) fn new(task: async_task::Task<Result<T, Panic>, TaskMeta>) -> Self {
-        let meta = NonNull::from(task.metadata());
+        let meta = SharedPtr::new(task.metadata());
         JoinHandle {
             task: Some(task.fallible()),
             meta,
@@ -85,15 +84,18 @@ impl<T> JoinHandle<T> {
         let meta = self.meta();
         let waker = match meta.registry_key() {
             // `None` if the task's future is already gone.
-            Some(key) => meta.shared().registry.waker(key, meta.id()),
+            Some(key) => meta.host().registry().waker(key, meta.id()),
             None => self.blocking_waker.clone(),
         };
-        AbortHandle::new(meta, waker)
+        // Both wakers are the task's own: the registry's and the blocking
+        // task's come from its `Runnable`.
+        AbortHandle::new(waker.map(|waker| TaskRef::new(meta, waker)))
     }
 
     fn meta(&self) -> &TaskMeta {
-        // SAFETY: see the `meta` field.
-        unsafe { self.meta.as_ref() }
+        // SAFETY: see the `meta` field; `self.task` is held (it is taken
+        // only in `drop`).
+        unsafe { self.meta.as_non_null().as_ref() }
     }
 
     /// Cancels the task. If it is waiting, its future is dropped the next
@@ -140,10 +142,11 @@ impl<T> JoinHandle<T> {
 pub(crate) fn abort_task(meta: &TaskMeta) {
     meta.cancel();
     if let Some(key) = meta.registry_key() {
-        meta.shared().registry.wake(key, meta.id());
+        let host = meta.host();
+        host.registry().wake(key, meta.id());
         // A background task waiting in the yield queue is already
         // scheduled, so the wake-up does nothing for it.
-        crate::yield_queue::evict_aborted(meta.shared());
+        host.evict_aborted();
     }
 }
 
@@ -191,13 +194,22 @@ enum Repr {
     Panic(SyncPanic, Option<String>),
 }
 
-/// A panic payload that is only ever moved, never shared, so the error that
-/// carries it can be `Sync` (as `io::Error` requires).
-struct SyncPanic(Panic);
+/// A panic payload behind a `Mutex`, so the error that carries it can be
+/// `Sync` (as `io::Error` requires) though the payload need not be. The
+/// lock is never taken: the payload is only moved out by value
+/// (`try_into_panic`). A `std` mutex: no scheduler protocol goes through it.
+struct SyncPanic(Mutex<Panic>);
 
-// SAFETY: no `&self` path reads the payload: it is only moved out by value
-// (`try_into_panic`), so sharing a `&SyncPanic` across threads shares nothing.
-unsafe impl Sync for SyncPanic {}
+impl SyncPanic {
+    fn new(payload: Panic) -> Self {
+        SyncPanic(Mutex::new(payload))
+    }
+
+    fn into_inner(self) -> Panic {
+        // Never poisoned (never locked); a poisoned mutex still holds it.
+        self.0.into_inner().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 impl JoinError {
     fn cancelled(task_id: u64) -> Self {
@@ -214,7 +226,7 @@ impl JoinError {
             .or_else(|| payload.downcast_ref::<String>().cloned());
         JoinError {
             task_id,
-            repr: Repr::Panic(SyncPanic(payload), message),
+            repr: Repr::Panic(SyncPanic::new(payload), message),
         }
     }
 
@@ -240,7 +252,7 @@ impl JoinError {
     /// The panic payload, or `Err(self)` if the task was cancelled.
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
-            Repr::Panic(payload, _) => Ok(payload.0),
+            Repr::Panic(payload, _) => Ok(payload.into_inner()),
             Repr::Cancelled => Err(self),
         }
     }
@@ -279,3 +291,11 @@ impl From<JoinError> for std::io::Error {
         std::io::Error::other(error)
     }
 }
+
+// Checked at compile time: the handles and the error cross threads.
+const _: fn() = || {
+    fn thread_safe<T: Send + Sync>() {}
+    thread_safe::<JoinHandle<()>>();
+    thread_safe::<AbortHandle>();
+    thread_safe::<JoinError>();
+};

@@ -5,7 +5,8 @@
 // handles users get. A task is an `async-task` allocation holding the future (wrapped in a
 // `Harness` that catches panics), a schedule closure that
 // owns an `Arc` of the runtime's shared state, and a `TaskMeta` header
-// with the per-task flags the scheduler needs.
+// with the per-task flags the scheduler needs. This module sees the
+// scheduler only through the `TaskHost` trait (`host.rs`).
 
 mod abort;
 mod block_in_place;
@@ -13,12 +14,14 @@ mod builder;
 mod cancel;
 pub(crate) mod class;
 pub(crate) mod harness;
+pub(crate) mod host;
 mod join;
 mod join_set;
 pub(crate) mod registry;
+pub(crate) mod task_ref;
 
 use std::panic::Location;
-use std::ptr::NonNull;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
 pub use abort::AbortHandle;
@@ -29,11 +32,11 @@ pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
 
 use crate::admission::ElasticState;
-use crate::runtime::Shared;
-use crate::runtime::idle::Idle;
 use crate::yield_queue::YieldState;
 use cancel::CancelState;
 use class::Policy;
+use host::TaskHost;
+use task_ref::SharedPtr;
 
 /// The `Runnable` type every scheduler queue holds.
 pub(crate) type Runnable = async_task::Runnable<TaskMeta>;
@@ -50,16 +53,18 @@ pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 pub(crate) struct TaskMeta {
     /// Unique, never reused id.
     id: u64,
-    /// The runtime this task belongs to. Points into the `Arc<Shared>` owned
-    /// by this task's schedule closure, which lives in the same allocation
-    /// and outlives both the future and every handle to the task.
+    /// The runtime this task belongs to, as the task layer sees it. Points
+    /// into the `Arc` of the runtime's shared state owned by this task's
+    /// schedule closure, which lives in the same allocation and outlives
+    /// both the future and every handle to the task.
     ///
-    /// Not an `Arc` of its own: a second reference count per task (the
-    /// schedule closure needs one, since `async-task` keeps the allocation
-    /// alive only while a closure with captured state runs) cost 8–10% on
-    /// `rt_compare`'s `chained_spawn` and `spawn_many_remote_idle`, an atomic
-    /// increment and decrement per task on a cache line every worker shares.
-    shared: NonNull<Shared>,
+    /// Not an `Arc` of its own: the schedule closure needs one (`async-task`
+    /// keeps the allocation alive only while a closure with captured state
+    /// runs), and a second reference count would cost every spawn an atomic
+    /// increment, and every task's end a decrement, on a cache line every
+    /// worker shares (the README's "Design choices, measured" section has
+    /// the figures).
+    host: SharedPtr<dyn TaskHost>,
     /// Slot in the runtime's [`registry`], or `None` (blocking tasks and
     /// tasks spawned after shutdown).
     registry_key: Option<usize>,
@@ -98,20 +103,14 @@ pub(crate) struct TaskMeta {
     state_mirror: crate::sync::AtomicUsize,
 }
 
-// SAFETY: `shared` is only ever turned into a `&Shared`, and `Shared` is
-// `Sync`; the pointer stays valid for as long as the header exists (see the
-// field's comment). Every other field is already `Send + Sync`.
-unsafe impl Send for TaskMeta {}
-// SAFETY: as above.
-unsafe impl Sync for TaskMeta {}
-
 /// Hands out task ids. A statistics-style counter: no protocol reads it, so
 /// it uses `std` directly.
 static NEXT_TASK_ID: AtomicU64 = AtomicU64::new(1);
 
 impl TaskMeta {
+    /// A header for a task whose schedule closure owns (a clone of) `host`.
     pub(crate) fn new(
-        shared: &std::sync::Arc<Shared>,
+        host: &Arc<impl TaskHost + 'static>,
         registry_key: Option<usize>,
         id: u64,
         location: &'static Location<'static>,
@@ -119,7 +118,7 @@ impl TaskMeta {
     ) -> Self {
         TaskMeta {
             id,
-            shared: NonNull::from(&**shared),
+            host: SharedPtr::new(&**host as &dyn TaskHost),
             registry_key,
             cancel: CancelState::new(),
             yield_state: YieldState::new(),
@@ -131,13 +130,13 @@ impl TaskMeta {
         }
     }
 
-    /// A header for a task made by a unit test, on `shared`'s runtime,
-    /// which must outlive the task.
+    /// A header for a task made by a unit test, on `host`'s runtime, which
+    /// must outlive the task.
     #[cfg(all(test, not(loom)))]
     #[track_caller]
-    pub(crate) fn for_tests(shared: &std::sync::Arc<Shared>) -> Self {
+    pub(crate) fn for_tests(host: &Arc<impl TaskHost + 'static>) -> Self {
         TaskMeta::new(
-            shared,
+            host,
             None,
             TaskMeta::next_id(),
             Location::caller(),
@@ -204,21 +203,23 @@ impl TaskMeta {
         self.id
     }
 
-    pub(crate) fn shared(&self) -> &Shared {
-        // SAFETY: see the `shared` field: the `Arc<Shared>` it points into is
-        // owned by the schedule closure in the same allocation as `self`.
-        unsafe { self.shared.as_ref() }
+    /// The runtime this task belongs to.
+    pub(crate) fn host(&self) -> &dyn TaskHost {
+        // SAFETY: see the `host` field: the `Arc` it points into is owned by
+        // the schedule closure in the same allocation as `self`, so it lives
+        // at least as long as this borrow of the header.
+        unsafe { self.host.as_non_null().as_ref() }
     }
 
     pub(crate) fn registry_key(&self) -> Option<usize> {
         self.registry_key
     }
 
-    /// The runtime state an abort takes an attention hold on: registered
-    /// tasks only (blocking tasks and tasks cancelled at spawn run no
+    /// The runtime an abort takes an attention hold on: registered tasks
+    /// only (blocking tasks and tasks cancelled at spawn run no
     /// `yield_if_busy()` loop a hold could reach).
-    fn attention(&self) -> Option<&Idle> {
-        self.registry_key.map(|_| &self.shared().idle)
+    fn attention(&self) -> Option<&dyn TaskHost> {
+        self.registry_key.map(|_| self.host())
     }
 
     /// Cancels the task (`JoinHandle::abort`); the caller wakes it.

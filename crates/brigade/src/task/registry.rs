@@ -11,8 +11,11 @@
 //!   entry's id is checked so a reused slot is never removed by mistake.
 //! - Shutdown closes every shard and collects clones of all wakers under the
 //!   locks, then wakes them with no lock held: each wake reschedules its
-//!   task into a runtime that is shutting down, which drops the `Runnable`
-//!   and with it the future (whose harness then removes the entry).
+//!   task into a runtime that is shutting down, whose schedule hook sets
+//!   the `Runnable` aside (`ShutdownState::cancel_later`). The shutting-down
+//!   thread drops the set-aside `Runnable`s later, holding no lock, and
+//!   with each the future, whose harness then removes the entry (see
+//!   `runtime/shutdown.rs`, steps 6 and 7).
 
 use std::task::Waker;
 

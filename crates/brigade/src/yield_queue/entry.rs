@@ -1,45 +1,31 @@
 //! What waits in the yield queue, and the per-task state that keeps a task
 //! to at most one entry there.
 
-use std::ptr::NonNull;
 use std::task::Waker;
 
 use crate::sync::{AtomicBool, Ordering};
+use crate::task::task_ref::TaskRef;
 use crate::task::{Runnable, TaskMeta};
 
-/// A deferred wake-up of a task that stepped aside in `yield_if_busy()`.
-pub(crate) struct DeferredWake {
-    /// The waker of the poll that stepped aside: the task's own.
-    waker: Waker,
-    /// The task's header. Valid while `waker` lives: the waker holds a
-    /// reference to the task's allocation, which contains the header.
-    task: NonNull<TaskMeta>,
-}
-
-// SAFETY: `Waker` is `Send + Sync`, and `task` is only turned into a
-// `&TaskMeta` (`TaskMeta` is `Sync`) while the waker keeps it alive.
-unsafe impl Send for DeferredWake {}
-// SAFETY: as above.
-unsafe impl Sync for DeferredWake {}
+/// A deferred wake-up of a task that stepped aside in `yield_if_busy()`:
+/// the task, with the waker of the poll that stepped aside (the task's
+/// own), which the wake-up uses.
+pub(crate) struct DeferredWake(TaskRef);
 
 impl DeferredWake {
     /// An entry for `task`; `waker` must be the task's own.
     pub(crate) fn new(task: &TaskMeta, waker: Waker) -> Self {
-        DeferredWake {
-            waker,
-            task: NonNull::from(task),
-        }
+        DeferredWake(TaskRef::new(task, waker))
     }
 
     pub(crate) fn task(&self) -> &TaskMeta {
-        // SAFETY: see the `task` field; `self.waker` is alive.
-        unsafe { self.task.as_ref() }
+        self.0.meta()
     }
 
     /// Wakes the task, after marking its entry as taken out.
     pub(crate) fn wake(self) {
         self.task().yield_state().leave_queue();
-        self.waker.wake();
+        self.0.wake();
     }
 }
 
