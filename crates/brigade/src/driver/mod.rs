@@ -23,13 +23,18 @@
 //!
 //! ## Who polls when
 //! The `mio::Poll` sits behind one lock; whoever holds it polls.
-//! - A worker with nothing to do **parks inside the poll** if the lock is
-//!   free ([`Driver::park_in_poll`]), blocking until I/O, the nearest
-//!   timer, or an unpark (which, for a worker parked here, goes through the
-//!   `mio::Waker`). Other idle workers sleep on their own condvar.
-//! - **Busy workers** poll without blocking, if the lock is free, every
-//!   [`EVENT_INTERVAL`] ticks, in `yield_if_busy()`'s once-per-epoch check,
-//!   and before taking a task from the yield queue.
+//! - A worker with nothing to do **parks in the driver** if no other worker
+//!   does ([`Driver::park_in_poll`]): it *watches* the poll, waiting in
+//!   `poll(2)` until the epoll descriptor is readable (events pending), the
+//!   nearest timer is due, or it is unparked (a byte on the driver's wake
+//!   pipe), without holding the lock; then it takes the lock and harvests
+//!   without blocking. Other idle workers sleep on their own condvar.
+//! - **Busy workers** poll without blocking, if the lock is free and no
+//!   worker watches, every [`EVENT_INTERVAL`] ticks, in `yield_if_busy()`'s
+//!   once-per-epoch check, and before taking a task from the yield queue.
+//!   While a worker watches, the same checks ask instead whether it serves
+//!   (`poll.rs`, "the crowded-host hand-off"): a busy worker harvests work
+//!   that has waited an epoch for a watcher the kernel has not run.
 //! - The optional **fallback thread** covers the gap when every worker is
 //!   busy: whenever no worker is parked in the poll, it waits in `poll(2)` on
 //!   the epoll descriptor itself (readable while events are pending; it does
@@ -40,12 +45,14 @@
 //!
 //! ## Invariants
 //! - One lock: only the holder of the driver lock polls I/O and fires due
-//!   timers. Only a worker parked in the poll blocks while holding it, so at
-//!   most one worker is parked there at a time; every other poll is
-//!   non-blocking.
-//! - A worker parks in the poll only between `Parker::begin_driver_park`
-//!   and `end_driver_park`, so an unpark in between wakes the poll instead
-//!   of the condvar, and an unpark that came first cancels the park.
+//!   timers, and every poll under it is non-blocking, so two threads never
+//!   harvest at once and nobody holds the lock while it waits. At most one
+//!   worker watches at a time (`worker_in_poll`).
+//! - A worker watches only between `Parker::begin_driver_park` and
+//!   `end_driver_park`, so an unpark in between writes the wake pipe instead
+//!   of signalling the condvar, and an unpark that came first cancels the
+//!   park. Only the watcher reads the wake pipe, and the pipe is outside the
+//!   epoll set, so no harvest consumes an unpark.
 //! - The fallback thread waits for events without the lock (it takes the
 //!   lock only for a non-blocking poll), and does not wait at all while a
 //!   worker is parked in the poll, so an idle runtime does not wake two
@@ -86,11 +93,9 @@ pub(crate) const EVENT_INTERVAL: u32 = 61;
 /// What [`Driver::park_in_poll`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PollPark {
-    /// The worker slept in the poll (or did not need to sleep).
+    /// The worker watched the poll and harvested it (or did not need to
+    /// wait).
     Parked,
-    /// Another worker is parked in the poll: sleep on the condvar.
+    /// Another worker watches the poll: sleep on the condvar.
     Occupied,
-    /// A busy thread held the poll a little longer: sleep on the condvar
-    /// briefly, then try again.
-    Busy,
 }

@@ -2,13 +2,47 @@
 //! listener behind one poll lock, and the optional fallback thread. Who
 //! polls when is in the module docs of `driver/mod.rs`.
 //!
+//! ## Watching without holding the poll: the crowded-host hand-off
+//! A worker that watches is counted idle, so `yield_if_busy()` trusts it to
+//! serve what arrives. On a host whose CPUs are all taken (clients on the
+//! same machine, a CPU limit, neighbours) the kernel wakes it but runs it
+//! late, up to a scheduler tick, while the busy worker that trusted it runs
+//! on. Because the watcher does not hold the lock while it waits, a busy
+//! worker can serve the work itself: at its amortised checks (once per
+//! epoch at most) it asks [`Driver::harvest_if_unserved`], which harvests
+//! only if nobody harvested since its previous check, one epoch or more
+//! ago, *and* events or a due timer were already pending then and still
+//! are: work that has waited an epoch for a worker that has not run.
+//!
+//! The protocol, and why nothing is lost or run twice:
+//! - Harvesting (`epoll_wait`, then dispatching readiness and due timers)
+//!   happens only under the `poll` lock, so two threads never own the poll
+//!   at once. Edge-triggered readiness is reported to one `epoll_wait`
+//!   only, and a task woken twice is scheduled once (`async-task`'s state),
+//!   so whoever harvests first serves an event and the other finds nothing.
+//! - Waiting needs no lock: `poll(2)` on the epoll descriptor consumes
+//!   nothing. A watcher woken for events that a busy worker harvested in
+//!   the meantime takes the lock, finds nothing, and its worker searches
+//!   and parks again, as after any spurious wake-up.
+//! - An unpark of the watcher writes to the wake pipe, which is not in the
+//!   epoll set, so no harvester can consume it: the watcher's `poll(2)`
+//!   returns at once if the byte is there before it waits. Only the watcher
+//!   reads the pipe, after it wakes (a byte left by an unpark that came late
+//!   costs its next watch one spurious wake-up).
+//! - `harvests` counts every harvest; a busy worker compares it with what it
+//!   saw at its previous check, so a watcher that serves promptly (a quiet
+//!   host) is never second-guessed, and costs the busy worker no syscall.
+//!
 //! ## Fallback coordination
-//! `worker_in_poll` (under its mutex) is `true` while a worker is blocked in
-//! the poll; the fallback thread waits on `fallback_cv` while it is set, so
+//! `worker_in_poll` (under its mutex) is `true` while a worker watches the
+//! poll; the fallback thread waits on `fallback_cv` while it is set, so
 //! an idle runtime does not wake two threads per event. A worker clears it
 //! and signals when it leaves the poll.
 
-use std::io;
+use std::cell::Cell;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 // Picks the epoch poller; no protocol depends on it (see `poll_for_epoch`).
 use std::sync::atomic::AtomicU64;
@@ -27,14 +61,23 @@ use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock};
 ///
 /// `poll` is the one driver lock: whoever holds it polls the `mio::Poll`
 /// and fires due timers (see the module docs of `driver/mod.rs` for who
-/// takes it when). `worker_in_poll` is set, under its own mutex, only by a
-/// worker that holds `poll` and blocks in it; see "Fallback coordination"
-/// above.
+/// takes it when). `worker_in_poll` is set, under its own mutex, only by the
+/// worker that watches the poll (it does not hold `poll` while it waits);
+/// see "Fallback coordination" above.
 pub(crate) struct Driver {
     pub(crate) reactor: Reactor,
     pub(crate) time: TimeDriver,
     poll: Mutex<PollState>,
+    /// Whether a worker watches the poll (see the module docs).
     worker_in_poll: Mutex<bool>,
+    /// `worker_in_poll`'s value, for lock-free readers: busy workers' polls,
+    /// which leave a watched poll to its watcher. A hint: a stale read costs
+    /// one poll more or less.
+    watched: AtomicBool,
+    /// Harvests so far (statistics-style: compared, never waited on).
+    harvests: AtomicU64,
+    /// Unparks the watcher (see the module docs).
+    wake_pipe: WakePipe,
     fallback_cv: Condvar,
     /// Set once at shutdown (Release) and read by the fallback thread
     /// (Acquire); the thread is then also woken through `fallback_cv` (under
@@ -42,6 +85,9 @@ pub(crate) struct Driver {
     shutdown: AtomicBool,
     /// The last epoch of [`Driver::poll_for_epoch`] that was polled in.
     polled_epoch: AtomicU64,
+    /// Unit tests hold the watcher off the CPU with these.
+    #[cfg(test)]
+    pub(crate) test_hooks: test_hooks::TestHooks,
     /// This runtime's signal listener, made by the first `signal()` call.
     #[cfg(unix)]
     signals: RuntimeSignals,
@@ -55,9 +101,14 @@ impl Driver {
             time: TimeDriver::new(),
             poll: Mutex::new(poll_state),
             worker_in_poll: Mutex::new(false),
+            watched: AtomicBool::new(false),
+            harvests: AtomicU64::new(0),
+            wake_pipe: WakePipe::new()?,
             fallback_cv: Condvar::new(),
             shutdown: AtomicBool::new(false),
             polled_epoch: AtomicU64::new(0),
+            #[cfg(test)]
+            test_hooks: test_hooks::TestHooks::default(),
             #[cfg(unix)]
             signals: RuntimeSignals::new(),
         })
@@ -66,12 +117,23 @@ impl Driver {
     /// Polls I/O (up to `timeout`) and fires due timers; returns how many
     /// tasks were woken.
     fn turn(&self, state: &mut PollState, timeout: Option<Duration>) -> usize {
-        self.reactor.turn(state, timeout) + self.time.process()
+        let woken = self.reactor.turn(state, timeout);
+        self.harvests.fetch_add(1, Ordering::Relaxed);
+        woken + self.time.process()
     }
 
     /// A non-blocking poll of I/O and timers, if nobody else holds the
-    /// driver. Returns how many tasks it woke (`0` if the driver was busy).
+    /// driver and no worker watches it (the watcher serves it). Returns how
+    /// many tasks it woke (`0` if the driver was busy or watched).
     pub(crate) fn poll_nonblocking(&self) -> usize {
+        if self.watched.load(Ordering::Relaxed) {
+            return 0;
+        }
+        self.harvest()
+    }
+
+    /// A non-blocking poll of I/O and timers, if nobody else holds the lock.
+    fn harvest(&self) -> usize {
         match self.poll.try_lock() {
             Ok(mut state) => self.turn(&mut state, Some(Duration::ZERO)),
             Err(_) => 0,
@@ -102,38 +164,88 @@ impl Driver {
         self.poll_nonblocking()
     }
 
-    /// Parks a worker inside the poll, unless another thread holds it.
-    ///
-    /// A busy worker's non-blocking poll holds the driver for about a
-    /// microsecond; giving up then would leave nobody blocked in the poll
-    /// while this worker sleeps, and I/O would wait for the next busy poll.
-    /// So while no worker is parked in the driver, spin briefly for it, and
-    /// if that fails report [`PollPark::Busy`]: the caller then sleeps on
-    /// its condvar only briefly before trying again.
+    /// Parks a worker in the driver: it watches the poll (see the module
+    /// docs) until events are pending, the nearest timer is due or it is
+    /// unparked, then harvests. [`PollPark::Occupied`] if another worker
+    /// watches.
     pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
-        let mut spins = 0;
-        let mut state = loop {
-            match self.poll.try_lock() {
-                Ok(state) => break state,
-                Err(_) if *lock(&self.worker_in_poll) => return PollPark::Occupied,
-                Err(_) if spins >= 100 => return PollPark::Busy,
-                Err(_) => {
-                    spins += 1;
-                    crate::sync::spin_loop();
-                }
+        {
+            let mut watching = lock(&self.worker_in_poll);
+            if *watching {
+                return PollPark::Occupied;
             }
-        };
-        if !parker.begin_driver_park() {
-            return PollPark::Parked; // already notified: do not block
+            if !parker.begin_driver_park() {
+                return PollPark::Parked; // already notified: do not block
+            }
+            *watching = true;
+            self.watched.store(true, Ordering::Relaxed);
         }
-        *lock(&self.worker_in_poll) = true;
-        let timeout = self.time.time_to_next();
-        self.turn(&mut state, timeout);
+        wait_readable(
+            self.reactor.poll_fd(),
+            Some(self.wake_pipe.read_fd()),
+            self.time.time_to_next(),
+        );
+        self.wake_pipe.drain();
+        #[cfg(test)]
+        self.test_hooks.hold_watcher();
+        // A busy worker may hold the lock for one non-blocking harvest.
+        let mut state = lock(&self.poll);
+        self.turn(&mut state, Some(Duration::ZERO));
         drop(state);
-        *lock(&self.worker_in_poll) = false;
+        {
+            let mut watching = lock(&self.worker_in_poll);
+            *watching = false;
+            self.watched.store(false, Ordering::Relaxed);
+        }
         self.fallback_cv.notify_one();
         parker.end_driver_park();
         PollPark::Parked
+    }
+
+    /// A busy worker's check, at most once per epoch (`epoch.rs`), that the
+    /// poll is served: harvests, and returns how many tasks it woke, only
+    /// when nobody harvested since this worker's previous check and work
+    /// (events or a due timer) was already pending then and still is. See
+    /// "the crowded-host hand-off" in the module docs. `probe` is the
+    /// worker's own record of its previous check.
+    pub(crate) fn harvest_if_unserved(&self, probe: &UnservedProbe, epoch: u64) -> usize {
+        if epoch < probe.next_epoch.get() {
+            return 0; // checked in this epoch already, or backing off
+        }
+        probe.next_epoch.set(epoch + 1);
+        let harvests = self.harvests.load(Ordering::Relaxed);
+        if probe.harvests.replace(harvests) != harvests {
+            // Someone harvested since the previous check: served.
+            probe.pending.set(false);
+            probe.quiet.set(0);
+            return 0;
+        }
+        let pending = self.has_pending_work();
+        if !pending {
+            // Nothing waits: look again after 1, 2, 4, then every 8 epochs
+            // while that lasts, so an idle host's busy worker pays about one
+            // syscall per 8 epochs.
+            let quiet = (probe.quiet.get() + 1).min(MAX_QUIET_SHIFT);
+            probe.quiet.set(quiet);
+            probe.next_epoch.set(epoch + (1 << quiet));
+        } else {
+            probe.quiet.set(0);
+        }
+        if !probe.pending.replace(pending) || !pending {
+            return 0;
+        }
+        probe.pending.set(false);
+        let woken = self.harvest();
+        probe.harvests.set(self.harvests.load(Ordering::Relaxed));
+        woken
+    }
+
+    /// Whether events wait to be harvested or a timer is due: one
+    /// zero-timeout `poll(2)` of the epoll descriptor, which consumes
+    /// nothing.
+    fn has_pending_work(&self) -> bool {
+        self.time.time_to_next() == Some(Duration::ZERO)
+            || is_readable_now(self.reactor.poll_fd())
     }
 
     /// When the next timer is due, if one is registered.
@@ -146,8 +258,8 @@ impl Driver {
         self.time.len()
     }
 
-    /// Whether a worker sleeps in the driver's poll (then nobody else needs
-    /// to poll: that worker notices I/O and timers at once).
+    /// Whether a worker watches the driver's poll (then nobody else needs
+    /// to poll while it serves: it notices I/O and timers at once).
     pub(crate) fn has_worker_in_poll(&self) -> bool {
         *lock(&self.worker_in_poll)
     }
@@ -159,9 +271,21 @@ impl Driver {
         self.signals.listener(&self.reactor)
     }
 
-    /// Wakes whoever is blocked in the poll (worker or fallback thread).
+    /// Whether a worker watches the poll (lock-free; a hint).
+    pub(crate) fn is_watched(&self) -> bool {
+        self.watched.load(Ordering::Relaxed)
+    }
+
+    /// Wakes whoever waits on the poll (the watching worker and the
+    /// fallback thread): a new earliest timer, shutdown.
     pub(crate) fn wake(&self) {
+        self.wake_pipe.wake();
         self.reactor.wake();
+    }
+
+    /// Unparks the watching worker (`Idle`'s notifications).
+    pub(crate) fn unpark_watcher(&self) {
+        self.wake_pipe.wake();
     }
 
     /// Starts the fallback driver thread.
@@ -190,7 +314,7 @@ impl Driver {
             if self.shutdown.load(Ordering::Acquire) {
                 break;
             }
-            wait_readable(self.reactor.poll_fd(), self.time.time_to_next());
+            wait_readable(self.reactor.poll_fd(), None, self.time.time_to_next());
             if self.shutdown.load(Ordering::Acquire) {
                 break;
             }
@@ -214,28 +338,160 @@ impl Driver {
     }
 }
 
-/// Waits until `fd` is readable or `timeout` passes.
-fn wait_readable(fd: std::os::fd::RawFd, timeout: Option<Duration>) {
+/// Waits until `fd` (or `also`) is readable or `timeout` passes.
+fn wait_readable(fd: RawFd, also: Option<RawFd>, timeout: Option<Duration>) {
     let timeout_ms = match timeout {
         // Round up so the timer is due when we wake.
         Some(timeout) => timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int,
         None => -1,
     };
-    let mut pollfd = libc::pollfd {
+    if let Err(error) = poll_readable(fd, also, timeout_ms)
+        && error.kind() != io::ErrorKind::Interrupted
+    {
+        tracing::error!(%error, "driver wait failed");
+        // Avoid a hot loop on a persistent error.
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Whether `fd` is readable right now.
+fn is_readable_now(fd: RawFd) -> bool {
+    poll_readable(fd, None, 0).is_ok_and(|ready| ready)
+}
+
+/// `poll(2)` for readability of `fd` and, if given, `also`: whether `fd`
+/// is readable when it returns.
+fn poll_readable(fd: RawFd, also: Option<RawFd>, timeout_ms: libc::c_int) -> io::Result<bool> {
+    let entry = |fd| libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
     };
-    // SAFETY: `pollfd` is a valid, exclusively borrowed array of one entry
-    // for the duration of the call; `fd` is the driver's open epoll fd,
-    // which lives as long as the driver (and so as this thread's `&self`).
-    let result = unsafe { libc::poll(&mut pollfd, 1, timeout_ms) };
+    let mut fds = [entry(fd), entry(also.unwrap_or(-1))];
+    let count = if also.is_some() { 2 } else { 1 };
+    // SAFETY: `fds` is a valid, exclusively borrowed array of at least
+    // `count` entries for the duration of the call; the descriptors are the
+    // driver's own (its epoll fd and its wake pipe), open for as long as the
+    // driver, and so as the caller's `&self`.
+    let result = unsafe { libc::poll(fds.as_mut_ptr(), count, timeout_ms) };
     if result < 0 {
-        let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            tracing::error!(%error, "fallback driver poll failed");
-            // Avoid a hot loop on a persistent error.
-            thread::sleep(Duration::from_millis(1));
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fds[0].revents & libc::POLLIN != 0)
+}
+
+/// What a busy worker saw at its previous [`Driver::harvest_if_unserved`]
+/// check. Only that worker's thread touches it.
+#[derive(Default)]
+pub(crate) struct UnservedProbe {
+    /// The first epoch in which to check again.
+    next_epoch: Cell<u64>,
+    /// The harvest count seen at the previous check.
+    harvests: Cell<u64>,
+    /// Whether work was pending at the previous check.
+    pending: Cell<bool>,
+    /// log2 of the epochs between checks while nothing is pending.
+    quiet: Cell<u32>,
+}
+
+/// The longest back-off of [`Driver::harvest_if_unserved`]: 2^3 epochs.
+const MAX_QUIET_SHIFT: u32 = 3;
+
+/// The watcher's unpark channel: a non-blocking socket pair outside the
+/// epoll set, so that no harvester consumes its wake-ups (see the module
+/// docs).
+struct WakePipe {
+    reader: UnixStream,
+    writer: UnixStream,
+}
+
+impl WakePipe {
+    fn new() -> io::Result<WakePipe> {
+        let (reader, writer) = UnixStream::pair()?;
+        reader.set_nonblocking(true)?;
+        writer.set_nonblocking(true)?;
+        Ok(WakePipe { reader, writer })
+    }
+
+    fn read_fd(&self) -> RawFd {
+        self.reader.as_raw_fd()
+    }
+
+    /// Makes the reader readable. A full buffer already is.
+    fn wake(&self) {
+        if let Err(error) = (&self.writer).write(&[1])
+            && error.kind() != io::ErrorKind::WouldBlock
+        {
+            tracing::error!(%error, "could not wake the driver's watcher");
+        }
+    }
+
+    /// Reads every pending wake-up.
+    fn drain(&self) {
+        let mut buffer = [0u8; 64];
+        while matches!((&self.reader).read(&mut buffer), Ok(read) if read > 0) {}
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_hooks {
+    //! Holds a woken watcher before it harvests, as a crowded host's kernel
+    //! would hold it off the CPU, so tests can check that busy workers serve
+    //! its work.
+    use std::sync::{Condvar, Mutex};
+    use std::time::{Duration, Instant};
+
+    #[derive(Default)]
+    struct State {
+        hold: bool,
+        held: bool,
+    }
+
+    /// See the module docs.
+    #[derive(Default)]
+    pub(crate) struct TestHooks {
+        state: Mutex<State>,
+        changed: Condvar,
+    }
+
+    impl TestHooks {
+        /// From now on, a watcher that wakes waits before it harvests.
+        pub(crate) fn hold(&self) {
+            self.state.lock().unwrap().hold = true;
+        }
+
+        /// Lets a held watcher go (and no longer holds the next).
+        pub(crate) fn release(&self) {
+            self.state.lock().unwrap().hold = false;
+            self.changed.notify_all();
+        }
+
+        /// Waits until a watcher is held; `false` after `timeout`.
+        pub(crate) fn wait_held(&self, timeout: Duration) -> bool {
+            let deadline = Instant::now() + timeout;
+            let mut state = self.state.lock().unwrap();
+            while !state.held {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return false;
+                }
+                state = self.changed.wait_timeout(state, left).unwrap().0;
+            }
+            true
+        }
+
+        /// The watcher's side, after its wait and before it harvests.
+        pub(super) fn hold_watcher(&self) {
+            let mut state = self.state.lock().unwrap();
+            if !state.hold {
+                return;
+            }
+            state.held = true;
+            self.changed.notify_all();
+            while state.hold {
+                state = self.changed.wait(state).unwrap();
+            }
+            state.held = false;
         }
     }
 }
