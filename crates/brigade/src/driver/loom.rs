@@ -1,32 +1,48 @@
 //! The driver for loom models of the real scheduler: no I/O and no timers,
-//! the same locking and wake-up structure.
+//! the same locking, watching and wake-up structure.
 //!
-//! A model must not block in `epoll_wait`, which loom cannot see. So this
-//! driver keeps the real one's skeleton (`poll.rs`): one poll lock, held
-//! by the worker that parks in the poll for as long as it sleeps there;
-//! `Parker::begin_driver_park`/`end_driver_park` around the sleep, so an
-//! unpark reaches a worker in the poll through [`Driver::wake`]; and a
-//! wake-up that comes before the sleep is kept (as a `mio::Waker`'s
-//! eventfd stays readable), so it is never lost. The sleep itself waits on
-//! a loom condvar for [`Driver::wake`]. Polls that do not block find no
-//! events. The fallback thread is not modelled.
+//! A model must not block in `poll(2)`, which loom cannot see. So this
+//! driver keeps the real one's skeleton (`poll.rs`): the watcher claims
+//! `worker_in_poll`, waits between `Parker::begin_driver_park` and
+//! `end_driver_park` *without* the poll lock until events are pending or it
+//! is unparked (the wake pipe: a flag that only the watcher clears, so no
+//! harvest consumes it), then takes the lock and harvests; busy workers
+//! harvest under the same lock. Events are a count that models add
+//! ([`Driver::make_ready`]) and harvests take, as `epoll_wait` takes the
+//! ready list: the models check that every event is harvested exactly once
+//! and that no unpark is lost. The fallback thread is not modelled.
 
 use std::io;
 use std::time::Duration;
 
-use super::PollPark;
 use super::park::Parker;
-use crate::sync::{Condvar, Mutex, lock};
+use super::{PollPark, UnservedProbe};
+use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, lock, wait};
 
 /// I/O and timers of one runtime, without I/O or timers.
 pub(crate) struct Driver {
-    /// The poll: whoever holds it "polls".
+    /// The poll lock: whoever holds it harvests.
     poll: Mutex<()>,
-    /// Whether a worker sleeps in the poll.
+    /// Whether a worker watches the poll.
     worker_in_poll: Mutex<bool>,
-    /// A pending wake-up of the poll (the `mio::Waker`).
-    woken: Mutex<bool>,
-    woken_cv: Condvar,
+    /// `worker_in_poll`, for lock-free readers.
+    watched: AtomicBool,
+    /// What the watcher waits for: events pending (the epoll ready list)
+    /// and the wake pipe.
+    waiting: Mutex<Waiting>,
+    changed: Condvar,
+    /// Harvests so far.
+    harvests: AtomicUsize,
+    /// Events harvested so far.
+    harvested: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Waiting {
+    /// Events ready and not yet harvested.
+    ready: usize,
+    /// A byte in the wake pipe.
+    unparked: bool,
 }
 
 impl Driver {
@@ -34,48 +50,104 @@ impl Driver {
         Ok(Driver {
             poll: Mutex::new(()),
             worker_in_poll: Mutex::new(false),
-            woken: Mutex::new(false),
-            woken_cv: Condvar::new(),
+            watched: AtomicBool::new(false),
+            waiting: Mutex::new(Waiting::default()),
+            changed: Condvar::new(),
+            harvests: AtomicUsize::new(0),
+            harvested: AtomicUsize::new(0),
         })
     }
 
-    /// A non-blocking poll: there is never an event.
+    /// Makes `count` events ready, as a socket becoming readable would
+    /// (models only).
+    #[cfg(test)]
+    pub(crate) fn make_ready(&self, count: usize) {
+        lock(&self.waiting).ready += count;
+        self.changed.notify_all();
+    }
+
+    /// Events harvested so far (models only).
+    #[cfg(test)]
+    pub(crate) fn harvested(&self) -> usize {
+        self.harvested.load(Ordering::SeqCst)
+    }
+
+    /// Takes every ready event, under the poll lock the caller holds.
+    fn turn(&self, _poll: &mut ()) -> usize {
+        let taken = std::mem::take(&mut lock(&self.waiting).ready);
+        self.harvested.fetch_add(taken, Ordering::SeqCst);
+        self.harvests.fetch_add(1, Ordering::Relaxed);
+        taken
+    }
+
+    /// A non-blocking harvest, if nobody holds the lock.
+    fn harvest(&self) -> usize {
+        match self.poll.try_lock() {
+            Ok(mut poll) => self.turn(&mut poll),
+            Err(_) => 0,
+        }
+    }
+
+    /// A non-blocking poll, unless a worker watches.
     pub(crate) fn poll_nonblocking(&self) -> usize {
-        0
+        if self.watched.load(Ordering::Relaxed) {
+            return 0;
+        }
+        self.harvest()
     }
 
-    /// The epoch poll: there is never an event.
+    /// The epoch poll: as [`poll_nonblocking`](Self::poll_nonblocking)
+    /// (every call starts a new epoch under loom's clock).
     pub(crate) fn poll_for_epoch(&self, _epoch: u64) -> usize {
-        0
+        self.poll_nonblocking()
     }
 
-    /// Parks a worker inside the poll, unless another thread holds it.
+    /// Watches the poll, then harvests (see the module docs).
     pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
-        let Ok(poll) = self.poll.try_lock() else {
-            return if *lock(&self.worker_in_poll) {
-                PollPark::Occupied
-            } else {
-                PollPark::Busy
-            };
-        };
-        if !parker.begin_driver_park() {
-            return PollPark::Parked; // already notified: do not block
-        }
-        *lock(&self.worker_in_poll) = true;
         {
-            let mut woken = lock(&self.woken);
-            while !*woken {
-                woken = match self.woken_cv.wait(woken) {
-                    Ok(guard) => guard,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
+            let mut watching = lock(&self.worker_in_poll);
+            if *watching {
+                return PollPark::Occupied;
             }
-            *woken = false;
+            if !parker.begin_driver_park() {
+                return PollPark::Parked; // already notified: do not block
+            }
+            *watching = true;
+            self.watched.store(true, Ordering::Relaxed);
         }
+        {
+            let mut waiting = lock(&self.waiting);
+            while waiting.ready == 0 && !waiting.unparked {
+                waiting = wait(&self.changed, waiting);
+            }
+            waiting.unparked = false; // drains the wake pipe
+        }
+        let mut poll = lock(&self.poll);
+        self.turn(&mut poll);
         drop(poll);
-        *lock(&self.worker_in_poll) = false;
+        {
+            let mut watching = lock(&self.worker_in_poll);
+            *watching = false;
+            self.watched.store(false, Ordering::Relaxed);
+        }
         parker.end_driver_park();
         PollPark::Parked
+    }
+
+    /// The busy worker's check that the watcher serves (`poll.rs`).
+    pub(crate) fn harvest_if_unserved(&self, probe: &UnservedProbe, epoch: u64) -> usize {
+        let harvests = self.harvests.load(Ordering::Relaxed) as u64;
+        if !probe.should_harvest(epoch, harvests, || lock(&self.waiting).ready > 0) {
+            return 0;
+        }
+        let woken = self.harvest();
+        probe.harvested(self.harvests.load(Ordering::Relaxed) as u64);
+        woken
+    }
+
+    /// Whether a worker watches the poll.
+    pub(crate) fn is_watched(&self) -> bool {
+        self.watched.load(Ordering::Relaxed)
     }
 
     /// Whether a worker sleeps in the driver's poll.
@@ -84,10 +156,15 @@ impl Driver {
         *lock(&self.worker_in_poll)
     }
 
-    /// Wakes whoever is blocked in the poll.
+    /// Wakes whoever waits on the poll.
     pub(crate) fn wake(&self) {
-        *lock(&self.woken) = true;
-        self.woken_cv.notify_one();
+        self.unpark_watcher();
+    }
+
+    /// Unparks the watcher: a byte in the wake pipe.
+    pub(crate) fn unpark_watcher(&self) {
+        lock(&self.waiting).unparked = true;
+        self.changed.notify_all();
     }
 
     /// When the next timer is due: there are none.
@@ -103,5 +180,77 @@ impl Driver {
     /// Nothing to stop.
     pub(crate) fn shutdown(&self) {
         self.wake();
+    }
+}
+
+#[cfg(test)]
+mod models {
+    //! The crowded-host hand-off (`poll.rs`), model-checked: run with
+    //! `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`.
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// An event becomes ready while a worker watches and a busy worker,
+    /// whose checks say the watcher has not served it, harvests it; the
+    /// watcher is then unparked. The event is harvested exactly once, never
+    /// by two holders of the lock at once, and the watcher always returns:
+    /// no unpark is lost to a harvest.
+    #[test]
+    fn a_busy_harvest_races_with_the_watcher() {
+        loom::model(|| {
+            let driver = Arc::new(Driver::new().unwrap());
+            let parker = Arc::new(Parker::new());
+            let watcher = {
+                let (driver, parker) = (driver.clone(), parker.clone());
+                thread::spawn(move || driver.park_in_poll(&parker))
+            };
+            let busy = {
+                let driver = driver.clone();
+                thread::spawn(move || {
+                    let probe = UnservedProbe::default();
+                    driver.make_ready(1);
+                    // Two checks an epoch apart that see the event pending
+                    // with no harvest between them harvest it.
+                    (1..=2)
+                        .map(|epoch| driver.harvest_if_unserved(&probe, epoch))
+                        .sum::<usize>()
+                })
+            };
+            let by_busy = busy.join().unwrap();
+            if parker.unpark() {
+                driver.unpark_watcher();
+            }
+            assert_eq!(watcher.join().unwrap(), PollPark::Parked);
+            assert_eq!(driver.harvested(), 1);
+            assert!(by_busy <= 1);
+            assert!(!driver.is_watched());
+        });
+    }
+
+    /// Two workers race to watch: one watches, the other is told the poll
+    /// is occupied; an unpark of the watcher is never lost.
+    #[test]
+    fn one_watcher_at_a_time() {
+        loom::model(|| {
+            let driver = Arc::new(Driver::new().unwrap());
+            let parkers = [Arc::new(Parker::new()), Arc::new(Parker::new())];
+            let workers: Vec<_> = parkers
+                .iter()
+                .map(|parker| {
+                    let (driver, parker) = (driver.clone(), parker.clone());
+                    thread::spawn(move || driver.park_in_poll(&parker))
+                })
+                .collect();
+            // Wake both, as a notify of each would.
+            for parker in &parkers {
+                if parker.unpark() {
+                    driver.unpark_watcher();
+                }
+            }
+            let parks: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+            assert!(parks.contains(&PollPark::Parked));
+            assert!(!driver.is_watched());
+        });
     }
 }

@@ -58,6 +58,8 @@
 //!   worker is parked in the poll, so an idle runtime does not wake two
 //!   threads per event.
 
+use std::cell::Cell;
+
 #[cfg(loom)]
 mod loom;
 pub(crate) mod park;
@@ -77,6 +79,7 @@ pub(crate) mod wheel;
 #[cfg(loom)]
 pub(crate) use loom::Driver;
 pub(crate) use park::Parker;
+
 #[cfg(not(loom))]
 pub(crate) use poll::Driver;
 
@@ -98,4 +101,103 @@ pub(crate) enum PollPark {
     Parked,
     /// Another worker watches the poll: sleep on the condvar.
     Occupied,
+}
+
+/// What a busy worker saw at its previous check that the watching worker
+/// serves (`Driver::harvest_if_unserved`; "the crowded-host hand-off" in
+/// `poll.rs`). Only that worker's thread touches it.
+#[derive(Default)]
+pub(crate) struct UnservedProbe {
+    /// The first epoch in which to check again.
+    next_epoch: Cell<u64>,
+    /// The harvest count seen at the previous check.
+    harvests: Cell<u64>,
+    /// Whether work was pending at the previous check.
+    pending: Cell<bool>,
+    /// log2 of the epochs between checks while nothing is pending.
+    quiet: Cell<u32>,
+}
+
+/// The longest back-off of [`UnservedProbe`]: a check every 2^3 epochs.
+const MAX_QUIET_SHIFT: u32 = 3;
+
+impl UnservedProbe {
+    /// The check at `epoch`, given the driver's harvest count now and a
+    /// look at whether work is pending (called only when needed): `true`
+    /// when nobody harvested since the previous check, one epoch or more
+    /// ago, and work was pending then and still is. While nothing is
+    /// pending it looks again after 1, 2, 4, then every 8 epochs, so an idle
+    /// host's busy worker pays about one look per 8 epochs; a harvest by
+    /// anyone else (a watcher that serves) costs it no look at all.
+    pub(crate) fn should_harvest(
+        &self,
+        epoch: u64,
+        harvests: u64,
+        pending: impl FnOnce() -> bool,
+    ) -> bool {
+        if epoch < self.next_epoch.get() {
+            return false; // checked in this epoch already, or backing off
+        }
+        self.next_epoch.set(epoch + 1);
+        if self.harvests.replace(harvests) != harvests {
+            // Someone harvested since the previous check: served.
+            self.pending.set(false);
+            self.quiet.set(0);
+            return false;
+        }
+        let pending = pending();
+        if pending {
+            self.quiet.set(0);
+        } else {
+            let quiet = (self.quiet.get() + 1).min(MAX_QUIET_SHIFT);
+            self.quiet.set(quiet);
+            self.next_epoch.set(epoch + (1 << quiet));
+        }
+        let pending_before = self.pending.replace(pending);
+        if pending_before && pending {
+            self.pending.set(false);
+            return true;
+        }
+        false
+    }
+
+    /// This worker harvested; `harvests` is the count after it.
+    pub(crate) fn harvested(&self, harvests: u64) {
+        self.harvests.set(harvests);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::UnservedProbe;
+
+    #[test]
+    fn harvests_only_after_work_waited_a_whole_epoch_unharvested() {
+        let probe = UnservedProbe::default();
+        // Work pending at epoch 1, nobody harvested since: wait and see.
+        assert!(!probe.should_harvest(1, 0, || true));
+        // Still pending at epoch 2 with no harvest in between: serve it.
+        assert!(probe.should_harvest(2, 0, || true));
+        probe.harvested(1);
+        // Pending again at once: a new sighting, not yet a whole epoch.
+        assert!(!probe.should_harvest(3, 1, || true));
+        // Someone else harvested meanwhile: the watcher serves.
+        assert!(!probe.should_harvest(4, 2, || panic!("no look needed")));
+        assert!(!probe.should_harvest(5, 2, || true));
+        // Once per epoch at most.
+        assert!(!probe.should_harvest(5, 2, || panic!("checked in this epoch")));
+    }
+
+    #[test]
+    fn backs_off_to_every_eighth_epoch_while_nothing_is_pending() {
+        let probe = UnservedProbe::default();
+        let mut looked_at = Vec::new();
+        for epoch in 1..=40 {
+            probe.should_harvest(epoch, 0, || {
+                looked_at.push(epoch);
+                false
+            });
+        }
+        assert_eq!(looked_at, [1, 3, 7, 15, 23, 31, 39]);
+    }
 }

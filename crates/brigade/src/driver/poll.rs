@@ -49,7 +49,7 @@ use std::sync::atomic::AtomicU64;
 use std::thread;
 use std::time::Duration;
 
-use super::PollPark;
+use super::{PollPark, UnservedProbe};
 use super::park::Parker;
 use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
@@ -209,34 +209,12 @@ impl Driver {
     /// "the crowded-host hand-off" in the module docs. `probe` is the
     /// worker's own record of its previous check.
     pub(crate) fn harvest_if_unserved(&self, probe: &UnservedProbe, epoch: u64) -> usize {
-        if epoch < probe.next_epoch.get() {
-            return 0; // checked in this epoch already, or backing off
-        }
-        probe.next_epoch.set(epoch + 1);
         let harvests = self.harvests.load(Ordering::Relaxed);
-        if probe.harvests.replace(harvests) != harvests {
-            // Someone harvested since the previous check: served.
-            probe.pending.set(false);
-            probe.quiet.set(0);
+        if !probe.should_harvest(epoch, harvests, || self.has_pending_work()) {
             return 0;
         }
-        let pending = self.has_pending_work();
-        if !pending {
-            // Nothing waits: look again after 1, 2, 4, then every 8 epochs
-            // while that lasts, so an idle host's busy worker pays about one
-            // syscall per 8 epochs.
-            let quiet = (probe.quiet.get() + 1).min(MAX_QUIET_SHIFT);
-            probe.quiet.set(quiet);
-            probe.next_epoch.set(epoch + (1 << quiet));
-        } else {
-            probe.quiet.set(0);
-        }
-        if !probe.pending.replace(pending) || !pending {
-            return 0;
-        }
-        probe.pending.set(false);
         let woken = self.harvest();
-        probe.harvests.set(self.harvests.load(Ordering::Relaxed));
+        probe.harvested(self.harvests.load(Ordering::Relaxed));
         woken
     }
 
@@ -379,23 +357,6 @@ fn poll_readable(fd: RawFd, also: Option<RawFd>, timeout_ms: libc::c_int) -> io:
     }
     Ok(fds[0].revents & libc::POLLIN != 0)
 }
-
-/// What a busy worker saw at its previous [`Driver::harvest_if_unserved`]
-/// check. Only that worker's thread touches it.
-#[derive(Default)]
-pub(crate) struct UnservedProbe {
-    /// The first epoch in which to check again.
-    next_epoch: Cell<u64>,
-    /// The harvest count seen at the previous check.
-    harvests: Cell<u64>,
-    /// Whether work was pending at the previous check.
-    pending: Cell<bool>,
-    /// log2 of the epochs between checks while nothing is pending.
-    quiet: Cell<u32>,
-}
-
-/// The longest back-off of [`Driver::harvest_if_unserved`]: 2^3 epochs.
-const MAX_QUIET_SHIFT: u32 = 3;
 
 /// The watcher's unpark channel: a non-blocking socket pair outside the
 /// epoll set, so that no harvester consumes its wake-ups (see the module

@@ -118,7 +118,7 @@ impl Shared {
         let spare_locals = locals.split_off(num_workers);
         let wake_driver = {
             let driver = driver.clone();
-            Box::new(move || driver.wake())
+            Box::new(move || driver.unpark_watcher())
         };
         let shared = Shared {
             injector: Injector::new(),

@@ -78,10 +78,6 @@ enum WakeMode {
 /// fall into step with other periodic work in the loop.
 pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = 61;
 
-/// How long an idle worker that found the driver briefly busy sleeps before
-/// trying to park in it again.
-const DRIVER_RETRY: std::time::Duration = std::time::Duration::from_micros(200);
-
 /// The state of one worker, owned by its thread's run loop and reachable
 /// through `context::with_current_worker` while the loop runs. Everything
 /// mutable is in a `Cell`: only this thread touches it.
@@ -575,12 +571,9 @@ impl Core {
         let sleep = |parker: &Parker| {
             let timeout = match shared.driver.park_in_poll(parker) {
                 PollPark::Parked => return,
-                // Another worker sleeps in the poll; wake for the next timer
-                // in case it stops polling before then.
+                // Another worker watches the poll; wake for the next timer
+                // in case it stops watching before then.
                 PollPark::Occupied => shared.driver.time_to_next(),
-                // Retry the driver soon (a spurious return is handled by
-                // `Idle::wait_for_work`).
-                PollPark::Busy => Some(DRIVER_RETRY),
             };
             parker.park_timeout(timeout);
         };
