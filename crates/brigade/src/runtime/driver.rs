@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use super::park::Parker;
 use crate::io::reactor::{PollState, Reactor};
-use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock};
+use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock, wait};
 use crate::time::driver::TimeDriver;
 
 /// How many ticks a busy worker runs between non-blocking driver polls.
@@ -200,10 +200,7 @@ impl Driver {
             {
                 let mut worker_in_poll = lock(&self.worker_in_poll);
                 while *worker_in_poll && !self.shutdown.load(Ordering::Acquire) {
-                    worker_in_poll = match self.fallback_cv.wait(worker_in_poll) {
-                        Ok(guard) => guard,
-                        Err(poisoned) => poisoned.into_inner(),
-                    };
+                    worker_in_poll = wait(&self.fallback_cv, worker_in_poll);
                 }
             }
             if self.shutdown.load(Ordering::Acquire) {

@@ -15,7 +15,7 @@ use std::io;
 use std::time::Duration;
 
 use super::park::Parker;
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::{Condvar, Mutex, lock, wait};
 
 /// How many ticks a busy worker runs between non-blocking driver polls.
 pub(crate) const EVENT_INTERVAL: u32 = 61;
@@ -79,10 +79,7 @@ impl Driver {
         {
             let mut woken = lock(&self.woken);
             while !*woken {
-                woken = match self.woken_cv.wait(woken) {
-                    Ok(guard) => guard,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
+                woken = wait(&self.woken_cv, woken);
             }
             *woken = false;
         }
