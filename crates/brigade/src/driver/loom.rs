@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::PollPark;
 use super::park::Parker;
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::{Condvar, Mutex, lock, wait};
 
 /// I/O and timers of one runtime, without I/O or timers.
 pub(crate) struct Driver {
@@ -65,10 +65,7 @@ impl Driver {
         {
             let mut woken = lock(&self.woken);
             while !*woken {
-                woken = match self.woken_cv.wait(woken) {
-                    Ok(guard) => guard,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
+                woken = wait(&self.woken_cv, woken);
             }
             *woken = false;
         }
