@@ -2,9 +2,9 @@
 //! (brigade or tokio, the runtime abstraction, the benches' settings), the
 //! calibrated busy work, the workloads written once for both runtimes, the
 //! scaling bench's settings and tables, and the mixed-load, stuck-worker,
-//! flood, `http_import` and `kv` demos (configuration, measurement, report
-//! and chart), kept in a library so that it is unit-tested by
-//! `cargo test --workspace`.
+//! flood, `http_import` and `kv` demos and the soak test (configuration,
+//! measurement, report and chart), kept in a library so that it is
+//! unit-tested by `cargo test --workspace`.
 
 pub mod busy;
 mod flags;
@@ -14,6 +14,7 @@ pub mod http_import;
 pub mod kv;
 pub mod mixed_load;
 pub mod scaling;
+pub mod soak;
 pub mod stuck_worker;
 #[cfg(feature = "tokio-compat")]
 pub mod tokio_client;

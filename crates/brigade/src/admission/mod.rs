@@ -51,7 +51,7 @@ use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock};
 use crate::task::{Runnable, TaskMeta};
 
 /// The admission state of a task that goes through admission: only elastic
-/// tasks do (`Worker::run_task`).
+/// tasks do (`Core::run_task`).
 fn elastic(meta: &TaskMeta) -> &ElasticState {
     meta.elastic()
         .expect("only elastic tasks go through admission")

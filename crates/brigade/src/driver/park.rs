@@ -19,7 +19,7 @@
 //! - [`Parker::nudge`] is `unpark` for a worker outside the driver only: it
 //!   does nothing to one that sleeps in the driver.
 
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::{Condvar, Mutex, lock, wait, wait_timeout};
 
 #[derive(Default)]
 struct State {
@@ -46,10 +46,7 @@ impl Parker {
     pub(crate) fn park(&self) {
         let mut state = lock(&self.state);
         while !state.notified {
-            state = match self.condvar.wait(state) {
-                Ok(guard) => guard,
-                Err(poisoned) => poisoned.into_inner(),
-            };
+            state = wait(&self.condvar, state);
         }
         state.notified = false;
     }
@@ -62,10 +59,7 @@ impl Parker {
         };
         let mut state = lock(&self.state);
         if !state.notified {
-            state = match self.condvar.wait_timeout(state, timeout) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
+            state = wait_timeout(&self.condvar, state, timeout).0;
         }
         state.notified = false;
     }

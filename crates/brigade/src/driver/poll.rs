@@ -55,7 +55,7 @@ use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
 use super::signal::{Listener, RuntimeSignals};
 use super::time::TimeDriver;
-use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock};
+use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock, wait};
 
 /// I/O, timers and signals of one runtime.
 ///
@@ -283,10 +283,7 @@ impl Driver {
             {
                 let mut worker_in_poll = lock(&self.worker_in_poll);
                 while *worker_in_poll && !self.shutdown.load(Ordering::Acquire) {
-                    worker_in_poll = match self.fallback_cv.wait(worker_in_poll) {
-                        Ok(guard) => guard,
-                        Err(poisoned) => poisoned.into_inner(),
-                    };
+                    worker_in_poll = wait(&self.fallback_cv, worker_in_poll);
                 }
             }
             if self.shutdown.load(Ordering::Acquire) {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Handle, Shared, context};
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::{Condvar, Mutex, lock, wait_timeout, wait_until};
 use crate::task::Runnable;
 
 thread_local! {
@@ -51,20 +51,6 @@ struct PoolState {
     idle: usize,
     wakeups: usize,
     shutdown: bool,
-}
-
-fn wait<'a, T>(
-    condvar: &Condvar,
-    guard: crate::sync::MutexGuard<'a, T>,
-    timeout: Duration,
-) -> (crate::sync::MutexGuard<'a, T>, bool) {
-    match condvar.wait_timeout(guard, timeout) {
-        Ok((guard, result)) => (guard, result.timed_out()),
-        Err(poisoned) => {
-            let (guard, result) = poisoned.into_inner();
-            (guard, result.timed_out())
-        }
-    }
 }
 
 impl BlockingPool {
@@ -150,7 +136,7 @@ impl BlockingPool {
             let idle_since = Instant::now();
             loop {
                 let remaining = self.keep_alive.saturating_sub(idle_since.elapsed());
-                let (guard, timed_out) = wait(&self.work, state, remaining);
+                let (guard, timed_out) = wait_timeout(&self.work, state, remaining);
                 state = guard;
                 if state.wakeups > 0 {
                     state.wakeups -= 1;
@@ -183,25 +169,10 @@ impl BlockingPool {
         drop(queued);
         // A pool cannot wait for the thread that is shutting it down.
         let own = usize::from(POOL_OF_THIS_THREAD.with(|pool| std::ptr::eq(pool.get(), self)));
-        let mut state = lock(&self.state);
-        while state.threads > own {
-            match deadline {
-                None => {
-                    state = match self.exited.wait(state) {
-                        Ok(guard) => guard,
-                        Err(poisoned) => poisoned.into_inner(),
-                    }
-                }
-                Some(deadline) => {
-                    let remaining = deadline.saturating_duration_since(Instant::now());
-                    if remaining.is_zero() {
-                        return false;
-                    }
-                    state = wait(&self.exited, state, remaining).0;
-                }
-            }
-        }
-        true
+        let state = lock(&self.state);
+        let (_state, timed_out) =
+            wait_until(&self.exited, state, deadline, |state| state.threads <= own);
+        !timed_out
     }
 
     /// Threads currently in the pool.

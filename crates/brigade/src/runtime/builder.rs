@@ -58,13 +58,14 @@ pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 ///
 /// A stuck worker's victims wait up to about twice the threshold (the
 /// threshold, plus up to one sampling interval until the monitor sees it),
-/// so lower is better for them. Lower also costs: the monitor samples every
-/// half threshold, and a threshold within the host's own scheduling
-/// hiccups (a few ms on a shared machine) compensates for workers that are
-/// merely descheduled. At 5 ms the monitor samples every 5 ms, as the
-/// long-poll detector alone has it do. 5 ms was chosen from a sweep of 1–20 ms with
-/// `examples/stuck_worker.rs`; the README's "Stuck workers" section has the
-/// figures.
+/// so lower is better for them. Lower also costs: the monitor samples the
+/// workers every threshold (or every half long-poll threshold, if that is
+/// sooner), and a threshold within the host's own scheduling hiccups (a
+/// few ms on a shared machine) compensates for workers that are merely
+/// descheduled. At 5 ms the monitor samples every 5 ms, as the long-poll
+/// detector alone has it do (half its default 10 ms threshold). 5 ms was
+/// chosen from a sweep of 1–20 ms with `examples/stuck_worker.rs`; the
+/// README's "Stuck workers" section has the figures.
 pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
 
 impl Default for Builder {

@@ -41,6 +41,7 @@ use super::compensation::MonitorCover;
 use crate::admission::Controller;
 use crate::metrics::LatencySnapshot;
 use crate::metrics::long_poll::{LongPollDetector, Running};
+use crate::sync::wait_timeout;
 
 /// Starts the monitor thread.
 pub(crate) fn start(
@@ -202,10 +203,7 @@ impl Monitor {
                 .unwrap_or(self.next_tick);
             let timeout = wake_at.saturating_duration_since(Instant::now());
             if !timeout.is_zero() {
-                state = match admission.changed.wait_timeout(state, timeout) {
-                    Ok((guard, _)) => guard,
-                    Err(poisoned) => poisoned.into_inner().0,
-                };
+                state = wait_timeout(&admission.changed, state, timeout).0;
             }
             if self.shared.is_shutdown() {
                 break;

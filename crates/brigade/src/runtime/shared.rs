@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
-use crate::sync::deque::{Stealer, Worker};
+use crate::sync::LocalQueue;
+use crate::sync::deque::Stealer;
 use async_task::{ScheduleInfo, WithInfo};
 
 use super::blocking::BlockingPool;
@@ -41,7 +42,7 @@ pub(crate) struct Shared {
     /// `runtime/compensation/`).
     pub(crate) stealers: Box<[Stealer<Runnable>]>,
     /// Spare workers for stuck ones.
-    pub(crate) compensation: Compensation<Worker<Runnable>>,
+    pub(crate) compensation: Compensation<LocalQueue<Runnable>>,
     pub(crate) yield_queue: YieldQueue,
     /// The yield queue's starvation bound.
     pub(crate) yield_rescue: YieldRescue,
@@ -107,14 +108,14 @@ impl Shared {
     /// `compensation`.
     pub(crate) fn new(
         num_workers: usize,
-        mut locals: Vec<Worker<Runnable>>,
+        mut locals: Vec<LocalQueue<Runnable>>,
         blocking: BlockingPool,
         driver: Arc<Driver>,
         admission: Admission,
         config: SchedulerConfig,
-    ) -> (Self, Vec<Worker<Runnable>>) {
+    ) -> (Self, Vec<LocalQueue<Runnable>>) {
         let num_slots = locals.len();
-        let stealers = locals.iter().map(Worker::stealer).collect();
+        let stealers = locals.iter().map(LocalQueue::stealer).collect();
         let spare_locals = locals.split_off(num_workers);
         let wake_driver = {
             let driver = driver.clone();

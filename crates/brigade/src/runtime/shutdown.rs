@@ -65,7 +65,7 @@ use std::time::{Duration, Instant};
 
 use super::Shared;
 use crate::sync::thread;
-use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, fence, lock};
+use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, fence, lock, wait_until};
 use crate::task::Runnable;
 
 /// The shutdown flag and the tasks set aside to be dropped.
@@ -295,25 +295,17 @@ impl WorkerThreads {
     fn wait_stopped(self, deadline: Option<Instant>) -> bool {
         let current = thread::current().id();
         let (count, condvar) = &*self.running;
-        let mut running = lock(count);
+        let running = lock(count);
         // A runtime dropped on one of its own workers cannot wait for that one.
         let own = usize::from(
             self.threads
                 .iter()
                 .any(|thread| thread.thread().id() == current),
         );
-        while *running > own {
-            let remaining = match deadline {
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
-                None => Duration::from_secs(3600),
-            };
-            if remaining.is_zero() {
-                return false;
-            }
-            running = match condvar.wait_timeout(running, remaining) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
+        let (running, timed_out) =
+            wait_until(condvar, running, deadline, |running| *running <= own);
+        if timed_out {
+            return false;
         }
         drop(running);
         for thread in self.threads {

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use crate::sync::deque::Worker;
+use crate::sync::LocalQueue;
 
 use super::Shared;
 use super::compensation::{AfterRest, Start};
@@ -49,8 +49,8 @@ pub(crate) fn start_spares(shared: &Arc<Shared>, reason: &dyn std::fmt::Display)
 fn spawn(
     shared: &Arc<Shared>,
     slot: usize,
-    local: Worker<Runnable>,
-) -> Result<(), (Worker<Runnable>, std::io::Error)> {
+    local: LocalQueue<Runnable>,
+) -> Result<(), (LocalQueue<Runnable>, std::io::Error)> {
     let config = &shared.config;
     let mut thread = std::thread::Builder::new().name(config.thread_name.clone());
     if let Some(size) = config.thread_stack_size {
@@ -82,7 +82,7 @@ fn spawn(
 
 /// A spare thread's body: serve, rest, serve again, until the keep-alive
 /// runs out or the runtime shuts down.
-fn run(shared: Arc<Shared>, slot: usize, mut local: Worker<Runnable>) {
+fn run(shared: Arc<Shared>, slot: usize, mut local: LocalQueue<Runnable>) {
     struct Exited<'a>(&'a Shared);
     impl Drop for Exited<'_> {
         fn drop(&mut self) {

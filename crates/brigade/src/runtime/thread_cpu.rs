@@ -1,10 +1,11 @@
 //! Per-thread CPU time, for charging elastic work that a spare worker
-//! covered (see `runtime/compensation/`): a thread blocked in a system call uses
-//! no CPU, and is not charged for the time it was covered.
+//! covered (see `runtime/compensation/`): a thread blocked in a system call
+//! uses no CPU, so of a covered stretch only the CPU time it used is charged
+//! (`CoverEnded::uncharged`).
 //!
 //! Linux only (`pthread_getcpuclockid` and `clock_gettime`, which work on
 //! another thread's clock too). Elsewhere every reading is `None`, and a
-//! covered stretch is not charged at all.
+//! covered stretch is charged in full, as it may have been a CPU loop.
 
 /// A thread's CPU clock, readable from any thread while that thread lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -47,7 +47,8 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use crate::sync::deque::{Steal, Worker};
+use crate::sync::LocalQueue;
+use crate::sync::deque::Steal;
 
 use super::epoch::{EpochGate, epoch_of};
 use super::{Handle, Shared, context};
@@ -72,10 +73,18 @@ enum WakeMode {
 
 /// How many ticks (tasks taken) between two forced looks at the injector.
 ///
-/// 61, as in tokio: it bounds how long an injected task can wait behind a
+/// A fixed 61 ticks: it bounds how long an injected task can wait behind a
 /// self-refilling local deque to 61 polls, costs one failed injector check
-/// per 61 polls when there is nothing to find, and, being prime, does not
-/// fall into step with other periodic work in the loop.
+/// per 61 polls when there is nothing to find, and, being prime, rarely
+/// falls into step with a workload's own period. (It equals the driver's
+/// `EVENT_INTERVAL`, so both fall on the same tick.)
+///
+/// Tokio started from the same 61 but now tunes its interval from the mean
+/// poll time, to space its injector checks by time rather than by polls.
+/// Brigade keeps a fixed count: the check stays one modulo on the hot path
+/// of [`Core::next_task`], and the checks brigade does space by time (the
+/// driver poll and the rescue of overdue yielded tasks) run once per epoch
+/// (`epoch.rs`) instead.
 pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = 61;
 
 /// The state of one worker, owned by its thread's run loop and reachable
@@ -87,7 +96,7 @@ pub(crate) struct Core {
     /// two tasks, once it is surplus.
     is_spare: bool,
     shared: Arc<Shared>,
-    local: Worker<Runnable>,
+    local: LocalQueue<Runnable>,
     tick: Cell<u32>,
     /// Whether this worker is counted as searching in `Idle`.
     searching: Cell<bool>,
@@ -116,7 +125,7 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    pub(crate) fn new(index: usize, shared: Arc<Shared>, local: Worker<Runnable>) -> Self {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>, local: LocalQueue<Runnable>) -> Self {
         Core {
             index,
             is_spare: shared.compensation.is_spare(index),
@@ -196,7 +205,7 @@ impl Core {
 
     /// The worker loop, until shutdown or, for a spare, until it steps
     /// down. Returns the deque, empty.
-    pub(crate) fn run(self) -> Worker<Runnable> {
+    pub(crate) fn run(self) -> LocalQueue<Runnable> {
         let compensation = &self.shared.compensation;
         compensation.set_clock(self.index, super::thread_cpu::ThreadClock::current());
         let stepped_down = context::run_worker(&self, || {

@@ -1,5 +1,5 @@
-//! `crossbeam_deque`'s `Worker` (FIFO), `Stealer` and `Injector`, for loom
-//! models of the real scheduler.
+//! `crossbeam_deque`'s `Worker` (FIFO; `LocalQueue` here), `Stealer` and
+//! `Injector`, for loom models of the real scheduler.
 //!
 //! crossbeam's queues use `std` atomics, which loom cannot see, and a model
 //! must not stand them in with a lock: a lock would order every push with
@@ -112,8 +112,9 @@ impl<T> Drop for Deque<T> {
     }
 }
 
-/// The owner's end of a deque, as `crossbeam_deque::Worker` (FIFO only).
-pub(crate) struct Worker<T> {
+/// The owner's end of a deque (a worker's local queue), as
+/// `crossbeam_deque::Worker` (FIFO only).
+pub(crate) struct LocalQueue<T> {
     deque: Arc<Deque<T>>,
 }
 
@@ -130,9 +131,9 @@ impl<T> Clone for Stealer<T> {
     }
 }
 
-impl<T> Worker<T> {
+impl<T> LocalQueue<T> {
     pub(crate) fn new_fifo() -> Self {
-        Worker {
+        LocalQueue {
             deque: Arc::new(Deque {
                 front: AtomicUsize::new(0),
                 back: AtomicUsize::new(0),
@@ -203,7 +204,7 @@ impl<T> Stealer<T> {
 
     /// Steals about half the tasks: the first is returned, the rest go to
     /// the back of `dest`.
-    pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
+    pub(crate) fn steal_batch_and_pop(&self, dest: &LocalQueue<T>) -> Steal<T> {
         let deque = &*self.deque;
         let front = deque.front.load(Ordering::Acquire);
         // crossbeam pins the epoch here, which is a `SeqCst` fence.
@@ -272,7 +273,7 @@ impl<T> Injector<T> {
     }
 
     pub(crate) fn push(&self, value: T) {
-        let _pushers = self.push_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _pushers = super::lock(&self.push_lock);
         let index = self.tail.load(Ordering::Relaxed);
         self.slots.write(index, value);
         self.written[index].store(true, Ordering::Release);
@@ -288,7 +289,7 @@ impl<T> Injector<T> {
 
     /// Steals about half the tasks: the first is returned, the rest go to
     /// the back of `dest`.
-    pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
+    pub(crate) fn steal_batch_and_pop(&self, dest: &LocalQueue<T>) -> Steal<T> {
         let mut taken = 0;
         let head = match self.claim(|len| {
             taken = len.div_ceil(2);
@@ -349,12 +350,12 @@ mod loom_models {
     #[test]
     fn a_thief_and_the_owner_take_each_task_once() {
         loom::model(|| {
-            let owner = Worker::new_fifo();
+            let owner = LocalQueue::new_fifo();
             let stealer = owner.stealer();
             owner.push(1);
             owner.push(2);
             let thief = thread::spawn(move || {
-                let dest = Worker::new_fifo();
+                let dest = LocalQueue::new_fifo();
                 let mut got = Vec::new();
                 loop {
                     match stealer.steal_batch_and_pop(&dest) {
@@ -386,7 +387,7 @@ mod loom_models {
                     thread::spawn(move || injector.push(task))
                 })
                 .collect();
-            let dest = Worker::new_fifo();
+            let dest = LocalQueue::new_fifo();
             let mut got = Vec::new();
             while got.len() < 2 {
                 match injector.steal_batch_and_pop(&dest) {

@@ -17,6 +17,8 @@ pub(crate) use std::sync::{
     atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence},
 };
 
+use std::time::{Duration, Instant};
+
 /// Locks `mutex`, ignoring poisoning.
 ///
 /// No user code runs while the scheduler holds one of its locks, so a
@@ -29,18 +31,70 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// Waits on `condvar`, ignoring poisoning (see [`lock`]).
+pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    match condvar.wait(guard) {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// Waits on `condvar` for at most `timeout`, ignoring poisoning (see
+/// [`lock`]); the flag says whether the wait timed out. Under loom the wait
+/// never times out: loom models no time, only notifications.
+pub(crate) fn wait_timeout<'a, T>(
+    condvar: &Condvar,
+    guard: MutexGuard<'a, T>,
+    timeout: Duration,
+) -> (MutexGuard<'a, T>, bool) {
+    match condvar.wait_timeout(guard, timeout) {
+        Ok((guard, result)) => (guard, result.timed_out()),
+        Err(poisoned) => {
+            let (guard, result) = poisoned.into_inner();
+            (guard, result.timed_out())
+        }
+    }
+}
+
+/// Waits on `condvar` until `done` holds for the guarded value or
+/// `deadline` (if any) passes; the flag is `true` when the deadline passed
+/// first.
+///
+/// `done` is checked before each wait, so a condition that already holds
+/// returns at once, and a notification is never needed to see it.
+pub(crate) fn wait_until<'a, T>(
+    condvar: &Condvar,
+    mut guard: MutexGuard<'a, T>,
+    deadline: Option<Instant>,
+    mut done: impl FnMut(&T) -> bool,
+) -> (MutexGuard<'a, T>, bool) {
+    while !done(&guard) {
+        let Some(deadline) = deadline else {
+            guard = wait(condvar, guard);
+            continue;
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return (guard, true);
+        }
+        guard = wait_timeout(condvar, guard, remaining).0;
+    }
+    (guard, false)
+}
+
 /// The work-stealing queues: crossbeam's, or their loom stand-ins
 /// (`loom_deque.rs`), which keep crossbeam's orderings and fences and add
-/// no lock.
+/// no lock. Crossbeam calls the owner's end of a deque `Worker`; here it is
+/// [`LocalQueue`], since brigade's worker is `runtime::worker::Core`.
 #[cfg(not(loom))]
 pub(crate) mod deque {
-    pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+    pub(crate) use crossbeam_deque::{Injector, Steal, Stealer, Worker as LocalQueue};
 }
 #[cfg(loom)]
 #[path = "loom_deque.rs"]
 pub(crate) mod deque;
 
-pub(crate) use deque::Injector;
+pub(crate) use deque::{Injector, LocalQueue};
 
 /// Threads that take part in the scheduler's protocols: the workers and
 /// `block_on`'s thread (its `park`/`unpark`).

@@ -88,7 +88,10 @@ use crossbeam_utils::CachePadded;
 
 use super::thread_cpu::ThreadClock;
 
-use crate::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering, fence, lock};
+use crate::sync::{
+    AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering, fence, lock, wait_timeout,
+    wait_until,
+};
 
 /// The state of one spare slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,7 +204,7 @@ pub(crate) enum MonitorCover {
 }
 
 /// The compensation bookkeeping of one runtime. `D` is a slot's deque
-/// (`crossbeam_deque::Worker<Runnable>`; a unit in the loom models).
+/// (`sync::LocalQueue<Runnable>`; a unit in the loom models).
 pub(crate) struct Compensation<D> {
     first_spare: usize,
     max_spares: usize,
@@ -579,10 +582,7 @@ impl<D> Compensation<D> {
                 return AfterRest::Exit;
             }
             let started = std::time::Instant::now();
-            spares = match self.changed.wait_timeout(spares, keep_alive - waited) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
+            spares = wait_timeout(&self.changed, spares, keep_alive - waited).0;
             waited += started.elapsed();
         }
     }
@@ -618,21 +618,11 @@ impl<D> Compensation<D> {
     /// the caller is a spare thread itself), until `deadline` if given.
     /// Returns `false` if the deadline passed first.
     pub(crate) fn wait_exited(&self, own: usize, deadline: Option<std::time::Instant>) -> bool {
-        let mut spares = lock(&self.spares);
-        while spares.threads > own {
-            let remaining = match deadline {
-                Some(deadline) => deadline.saturating_duration_since(std::time::Instant::now()),
-                None => Duration::from_secs(3600),
-            };
-            if remaining.is_zero() {
-                return false;
-            }
-            spares = match self.changed.wait_timeout(spares, remaining) {
-                Ok((guard, _)) => guard,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
-        }
-        true
+        let spares = lock(&self.spares);
+        let (_spares, timed_out) = wait_until(&self.changed, spares, deadline, |spares| {
+            spares.threads <= own
+        });
+        !timed_out
     }
 
     /// Spares started so far.
