@@ -172,6 +172,7 @@ mod sync;
 
 mod admission;
 mod coop;
+mod epoch;
 #[cfg(not(loom))]
 mod io;
 mod metrics;

@@ -10,7 +10,7 @@
 //!   of its worker's deque, or into the yield queue, where it **waits**
 //!   until a worker has nothing else to do (`yield_queue/`).
 //! - A busy worker's **epoch** bounds how often it does its expensive
-//!   checks (`epoch.rs`).
+//!   checks (`src/epoch.rs`).
 
 mod blocking;
 mod builder;
@@ -18,7 +18,6 @@ pub(crate) mod compensation;
 pub(crate) mod context;
 #[cfg_attr(loom, path = "loom_driver.rs")]
 pub(crate) mod driver;
-pub(crate) mod epoch;
 pub(crate) mod idle;
 #[cfg(not(loom))]
 mod monitor;

@@ -143,7 +143,7 @@ pub(crate) fn abort_task(meta: &TaskMeta) {
         meta.shared().registry.wake(key, meta.id());
         // A background task waiting in the yield queue is already
         // scheduled, so the wake-up does nothing for it.
-        crate::yield_queue::evict_aborted(meta.shared());
+        meta.shared().evict_aborted();
     }
 }
 
