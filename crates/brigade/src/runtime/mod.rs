@@ -20,6 +20,7 @@ pub(crate) mod context;
 pub(crate) mod driver;
 pub(crate) mod epoch;
 pub(crate) mod idle;
+mod metrics;
 #[cfg(not(loom))]
 mod monitor;
 mod park;
