@@ -19,6 +19,7 @@ mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
 pub(crate) mod idle;
+mod metrics;
 #[cfg(not(loom))]
 mod monitor;
 mod shared;

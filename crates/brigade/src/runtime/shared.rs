@@ -156,7 +156,9 @@ impl Shared {
         f()
     }
 
-    /// The configured number of workers (spares not counted).
+    /// The configured number of workers (spares not counted). Stored once,
+    /// as the first spare slot: other parts keep only what they derive from
+    /// it, or are passed it.
     pub(crate) fn num_workers(&self) -> usize {
         self.compensation.first_spare()
     }
