@@ -6,7 +6,7 @@
 //! If the runtime has an idle worker and nothing holds attention, return:
 //! an idle worker picks up anything that is waiting, so there is nothing to
 //! step aside for. It is inlined into the caller: one thread-local read
-//! (`context::any_worker_idle`: off a worker thread it points at a constant
+//! (`context::may_skip_yield`: off a worker thread it points at a constant
 //! that reads as "idle"), one atomic load, a subtract-and-compare and a
 //! branch. Before returning it tells the long-poll detector that the task
 //! reached a yield point (`context::note_yield_point`: one more
@@ -15,8 +15,10 @@
 //! reported as one long poll or compensated for as a stuck worker.
 //!
 //! Otherwise it takes the slow path, which decides whether and how the task
-//! steps aside: `yield_queue/` owns that whole operation (the decision,
-//! where the task waits, how it comes back).
+//! steps aside: the scheduler owns that whole operation
+//! (`runtime/worker/step_aside.rs`: the decision and the going;
+//! `runtime/worker/yielded.rs`: how it comes back), and `yield_queue/`
+//! holds the tasks that wait.
 //!
 //! In an **elastic** task (`spawn_elastic`) the fast path is always skipped
 //! (the worker points the thread-local at a constant "no worker idle" for
@@ -35,7 +37,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::runtime::context;
-use crate::yield_queue::decide;
+use crate::runtime::worker::step_aside;
 
 /// Yields to the scheduler unconditionally: the task goes to the back of its
 /// worker's queue and runs again after the tasks queued before it.
@@ -143,11 +145,11 @@ impl Future for YieldIfBusy {
         if self.yielded {
             return Poll::Ready(());
         }
-        if context::any_worker_idle() {
+        if context::may_skip_yield() {
             context::note_yield_point();
             return Poll::Ready(());
         }
-        let poll = decide::slow_path(cx);
+        let poll = step_aside::slow_path(cx);
         self.yielded = poll.is_pending();
         poll
     }

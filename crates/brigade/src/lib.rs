@@ -173,6 +173,7 @@ mod sync;
 mod admission;
 mod coop;
 mod driver;
+mod epoch;
 #[cfg(not(loom))]
 mod io;
 mod metrics;

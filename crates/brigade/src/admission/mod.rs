@@ -20,38 +20,35 @@
 //!
 //! Tasks seen going longer than the latency target between yield points
 //! are *coarse*: at most `workers − 1` of their polls run at once, so one
-//! worker stays free for foreground work (`slots.rs` says why). A coarse
+//! worker stays free for foreground work (`poll.rs` says why). A coarse
 //! task with no free slot waits in the same queue, keeping its grant.
 //!
-//! ## Protocol
-//! All bucket and queue state is under one mutex; it is touched once per
-//! grant (≈ 10 ms of CPU), not per poll. Workers enqueue and notify
-//! `changed`; the monitor thread waits on `changed` (with the time of the
-//! next tick or refill as timeout) and moves admitted tasks to the injector.
+//! The mechanism lives in three files: this one (the token bucket and its
+//! queue, and the monitor thread's two calls, [`Admission::wait_and_admit`]
+//! and [`Admission::tick`]), `controller.rs` (the settings and the
+//! controller) and `poll.rs` (the policy as a worker applies it, the coarse
+//! slots, and the per-task state). The scheduler calls in only through
+//! [`ElasticPoll`] (the worker loop and the yield path), those two monitor
+//! calls, and [`Admission::take_waiting`] and [`Admission::wake_monitor`]
+//! (shutdown).
 
-mod config;
 mod controller;
 mod poll;
-mod slots;
-mod task_state;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::time::{Duration, Instant};
 
-pub use config::ElasticConfig;
-#[cfg_attr(loom, allow(unused_imports))]
-// Used by the monitor thread, left out of loom models.
-pub(crate) use controller::Controller;
-pub(crate) use poll::ElasticPoll;
-use slots::CoarseSlots;
-pub(crate) use task_state::ElasticState;
+use controller::Controller;
+pub use controller::ElasticConfig;
+use poll::CoarseSlots;
+pub(crate) use poll::{ElasticPoll, ElasticState};
 
-use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock};
+use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock, wait_timeout};
 use crate::task::{Runnable, TaskMeta};
 
 /// The admission state of a task that goes through admission: only elastic
-/// tasks do (`Core::run_task`).
+/// tasks do (`Core::run_task`, `runtime/worker.rs`).
 fn elastic(meta: &TaskMeta) -> &ElasticState {
     meta.elastic()
         .expect("only elastic tasks go through admission")
@@ -60,18 +57,28 @@ fn elastic(meta: &TaskMeta) -> &ElasticState {
 /// Debt older than this is forgiven (the bucket is raised to empty), so a
 /// burst of debt (say, one task that ran far past its grant) cannot block
 /// elastic work indefinitely. CockroachDB refills its bucket to full at this
-/// interval instead; measured with `examples/admission.rs` (case 2), that
-/// let every elastic task run at once every 15 s and pushed the foreground
-/// p99 from under the target to 4–7 ms for a whole window.
+/// interval instead, which let every elastic task run at once at each
+/// refill and pushed the foreground p99 far past the target for a whole
+/// window (figures in the README's "Design choices, measured": measured
+/// numbers are kept there, with when and how they were taken).
 const FORGIVE_DEBT_EVERY: Duration = Duration::from_secs(15);
 
+/// Elastic admission of one runtime: the token bucket, the admission queue
+/// and the coarse slots.
+///
+/// ## Protocol
+/// All bucket and queue state is under one mutex; it is touched once per
+/// grant (≈ 10 ms of CPU), not per poll. Workers enqueue and notify
+/// `changed`; the monitor thread waits on `changed` (with the time of the
+/// next tick or refill as timeout: [`wait_and_admit`](Self::wait_and_admit))
+/// and moves admitted tasks to the injector. How the coarse slots are
+/// handed back is on [`CoarseSlots`].
 pub(crate) struct Admission {
     config: ElasticConfig,
-    num_workers: usize,
     state: Mutex<State>,
     /// Signals the monitor thread: a task started waiting, a coarse slot
     /// was given back while tasks wait, or shutdown.
-    pub(crate) changed: Condvar,
+    changed: Condvar,
     coarse_slots: CoarseSlots,
     /// Statistics readable without the lock.
     waiting: AtomicUsize,
@@ -79,28 +86,62 @@ pub(crate) struct Admission {
     cpu_time_nanos: AtomicU64,
 }
 
-pub(crate) struct State {
+/// What one wait of the monitor thread admitted
+/// ([`Admission::wait_and_admit`]).
+#[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+pub(crate) struct Admitted {
+    /// When the wait ended and admission was decided.
+    pub(crate) at: Instant,
+    /// The admitted tasks, in order, for the injector (aborted ones among
+    /// them, which the worker that pops them drops).
+    pub(crate) tasks: Vec<Runnable>,
+    /// When tokens are back, if the first task left waits for tokens.
+    pub(crate) refill_at: Option<Instant>,
+}
+
+/// What [`Admission`]'s mutex guards.
+struct State {
     /// CPU nanoseconds available; negative is debt.
     tokens: f64,
     refilled_at: Instant,
     /// When debt was last forgiven (or the bucket last found out of debt).
     debt_checked_at: Instant,
-    limit: f64,
+    /// Refill rate in force, in CPU nanoseconds per second: the limit times
+    /// the workers' CPU ([`refill_rate`]). The bucket holds at most one
+    /// second of it.
+    rate: f64,
     queue: VecDeque<Runnable>,
+    /// Ticked by the monitor thread only ([`Admission::tick`]).
+    controller: Controller,
+}
+
+/// Refill rate in CPU nanoseconds per second for utilization `limit` of
+/// `num_workers` workers (the runtime's count, `Shared::num_workers`: not
+/// stored here, so that it is stored once).
+fn refill_rate(limit: f64, num_workers: usize) -> f64 {
+    limit * num_workers as f64 * 1e9
+}
+
+impl State {
+    /// The most tokens the bucket holds: one second's refill.
+    fn burst(&self) -> f64 {
+        self.rate
+    }
 }
 
 impl Admission {
     pub(crate) fn new(config: ElasticConfig, num_workers: usize) -> Self {
         let now = Instant::now();
         let limit = config.min_utilization;
+        let rate = refill_rate(limit, num_workers);
         let admission = Admission {
-            num_workers,
             state: Mutex::new(State {
                 tokens: 0.0,
                 refilled_at: now,
                 debt_checked_at: now,
-                limit,
+                rate,
                 queue: VecDeque::new(),
+                controller: Controller::new(config.clone()),
             }),
             changed: Condvar::new(),
             coarse_slots: CoarseSlots::new(num_workers),
@@ -109,7 +150,10 @@ impl Admission {
             cpu_time_nanos: AtomicU64::new(0),
             config,
         };
-        lock(&admission.state).tokens = admission.burst(limit);
+        {
+            let mut state = lock(&admission.state);
+            state.tokens = state.burst();
+        }
         admission
     }
 
@@ -117,29 +161,16 @@ impl Admission {
         &self.config
     }
 
-    /// Refill rate in CPU nanoseconds per second.
-    fn rate(&self, limit: f64) -> f64 {
-        limit * self.num_workers as f64 * 1e9
-    }
-
-    fn burst(&self, limit: f64) -> f64 {
-        self.rate(limit)
-    }
-
     fn grant_nanos(&self) -> f64 {
         self.config.grant.as_nanos() as f64
-    }
-
-    pub(crate) fn lock_state(&self) -> MutexGuard<'_, State> {
-        lock(&self.state)
     }
 
     fn refill(&self, state: &mut State, now: Instant) {
         let elapsed = now
             .saturating_duration_since(state.refilled_at)
             .as_secs_f64();
-        let burst = self.burst(state.limit);
-        state.tokens = (state.tokens + self.rate(state.limit) * elapsed).min(burst);
+        let burst = state.burst();
+        state.tokens = (state.tokens + state.rate * elapsed).min(burst);
         state.refilled_at = now;
         if state.tokens >= 0.0 {
             state.debt_checked_at = now;
@@ -213,6 +244,46 @@ impl Admission {
         self.cpu_time_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
+    /// The monitor thread's wait (`runtime/monitor.rs`): sleeps until
+    /// `wake_at` or until `changed` is notified, then takes the tasks that
+    /// can be admitted ([`admit_waiting`](Self::admit_waiting)); `None`
+    /// once `is_shutdown()`. The flag is read under the lock before and
+    /// after the wait, and shutdown notifies under it
+    /// ([`wake_monitor`](Self::wake_monitor)), so the monitor cannot miss it.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+    pub(crate) fn wait_and_admit(
+        &self,
+        wake_at: Instant,
+        is_shutdown: impl Fn() -> bool,
+    ) -> Option<Admitted> {
+        let mut state = lock(&self.state);
+        if is_shutdown() {
+            return None;
+        }
+        let timeout = wake_at.saturating_duration_since(Instant::now());
+        if !timeout.is_zero() {
+            state = wait_timeout(&self.changed, state, timeout).0;
+        }
+        if is_shutdown() {
+            return None;
+        }
+        let now = Instant::now();
+        let (tasks, refill_in) = self.admit_waiting(&mut state, now);
+        Some(Admitted {
+            at: now,
+            tasks,
+            refill_at: refill_in.map(|wait| now + wait),
+        })
+    }
+
+    /// Wakes the monitor thread at shutdown. Under the lock: a monitor
+    /// between its look at the shutdown flag and its wait holds it, so the
+    /// notification cannot fall in between.
+    pub(crate) fn wake_monitor(&self) {
+        let _state = lock(&self.state);
+        self.changed.notify_all();
+    }
+
     /// Takes the tasks that can be admitted now (and any aborted ones), in
     /// order, and says how
     /// long until tokens are back if the first one left waits for tokens.
@@ -221,11 +292,7 @@ impl Admission {
     /// frees it wakes the monitor, so no refill time is given). Called by
     /// the monitor with the state locked.
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
-    pub(crate) fn admit_waiting(
-        &self,
-        state: &mut State,
-        now: Instant,
-    ) -> (Vec<Runnable>, Option<Duration>) {
+    fn admit_waiting(&self, state: &mut State, now: Instant) -> (Vec<Runnable>, Option<Duration>) {
         self.refill(state, now);
         let mut admitted = Vec::new();
         // Aborted tasks leave at once, wherever they wait, taking neither
@@ -266,17 +333,36 @@ impl Admission {
         }
         self.waiting.store(state.queue.len(), Ordering::Relaxed);
         let refill_in = waits_for_tokens.then(|| {
-            let seconds = (-state.tokens).max(0.0) / self.rate(state.limit);
+            let seconds = (-state.tokens).max(0.0) / state.rate;
             Duration::from_secs_f64(seconds).max(Duration::from_micros(100))
         });
         (admitted, refill_in)
     }
 
+    /// One tick of the controller (monitor thread, every `sample_period`):
+    /// feeds it the p99 scheduling latency over the last window and over the
+    /// window's last fifth, and sets the limit it returns, a fraction of the
+    /// CPU of `num_workers` workers. Returns the new limit and whether
+    /// elastic tasks were waiting.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+    pub(crate) fn tick(
+        &self,
+        p99: Duration,
+        recent_p99: Duration,
+        num_workers: usize,
+    ) -> (f64, bool) {
+        let waiting = self.waiting() > 0;
+        let mut state = lock(&self.state);
+        let limit = state.controller.tick(p99, recent_p99, waiting);
+        self.set_limit(&mut state, limit, num_workers);
+        (limit, waiting)
+    }
+
     /// Sets the utilization limit (monitor thread, state locked).
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
-    pub(crate) fn set_limit(&self, state: &mut State, limit: f64) {
+    fn set_limit(&self, state: &mut State, limit: f64, num_workers: usize) {
         self.refill(state, Instant::now());
-        state.limit = limit;
+        state.rate = refill_rate(limit, num_workers);
         self.limit_bits.store(limit.to_bits(), Ordering::Relaxed);
     }
 

@@ -1,6 +1,10 @@
-//! The elastic policy, as a worker applies it to the poll it runs. The
-//! worker loop and the yield path call it at three points, and nowhere else
-//! touch elastic state:
+//! Elastic admission as a worker applies it, poll by poll: the worker's own
+//! state for the poll it runs ([`ElasticPoll`]), the cap on coarse polls
+//! running at once ([`CoarseSlots`]), and what admission keeps per task, in
+//! its header ([`ElasticState`]).
+//!
+//! The worker loop and the yield path call the policy at three points, and
+//! nowhere else touch elastic state:
 //! - [`ElasticPoll::before_poll`]: admission (a grant, and a coarse slot for
 //!   a coarse task), or the admission queue;
 //! - [`ElasticPoll::at_yield_point`] (`yield_if_busy()`'s slow path, which
@@ -13,22 +17,37 @@
 //! blocked off the CPU (`runtime/compensation/`) is not charged:
 //! [`ElasticPoll::not_charged`].
 //!
-//! The state here is the worker's own (`Cell`s, one thread); the task's own
-//! state is [`ElasticState`], in its header.
+//! ## Coarse tasks
+//! A task is coarse while it has been seen running longer than the latency
+//! target between two yield points (see [`ElasticState::note_long_stretch`]).
+//! `yield_if_busy` protects foreground latency only at yield points: an
+//! elastic task that goes 5 ms between them holds its worker for 5 ms, and
+//! when such polls occupy every worker, a foreground task that becomes
+//! runnable waits for the first of them to end. The token bucket bounds the
+//! CPU elastic work gets on average, not how many workers it holds at one
+//! instant, so the controller could only find the right limit by
+//! overshooting the target again and again. Capping coarse polls at
+//! `workers − 1` (at least one) leaves a worker for the foreground whatever
+//! the limit. Elastic tasks that yield often are not capped: `yield_if_busy`
+//! already gets them out of the way, so they can still use every worker.
 
 use std::cell::Cell;
+// Statistics-style per-task state (see `ElasticState`), so `std` atomics.
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Duration;
 
-use super::{Admission, ElasticState};
+use super::Admission;
+use crate::sync::{AtomicUsize, Ordering};
 use crate::task::Runnable;
 
-/// One worker's state for the elastic poll it runs.
+/// One worker's state for the elastic poll it runs: the worker's own
+/// (`Cell`s, one thread); the task's own state is [`ElasticState`].
 pub(crate) struct ElasticPoll {
     /// When the poll started (runtime-clock ns).
     started: Cell<u64>,
     /// When the current stretch without a yield point began.
     stretch_started: Cell<u64>,
-    /// The poll holds a coarse slot (`slots.rs`).
+    /// The poll holds a coarse slot ([`CoarseSlots`]).
     holds_coarse_slot: Cell<bool>,
     /// Nanoseconds of the poll that a spare covered while this thread used
     /// no CPU: not charged to the grant.
@@ -122,7 +141,7 @@ impl ElasticPoll {
 
     /// Ends the current stretch at `now` (a yield point or the end of the
     /// poll): a stretch longer than the latency target counts towards
-    /// making the task coarse (see `slots.rs`).
+    /// making the task coarse (see "Coarse tasks" in the module docs).
     fn end_stretch(&self, admission: &Admission, task: &ElasticState, now: u64) {
         let stretch = now.saturating_sub(self.stretch_started.replace(now));
         let config = admission.config();
@@ -134,4 +153,232 @@ impl ElasticPoll {
 
 fn grant_nanos(admission: &Admission) -> u64 {
     admission.config().grant.as_nanos() as u64
+}
+
+/// The count of coarse polls in progress and its cap (see "Coarse tasks" in
+/// the module docs).
+///
+/// ## Protocol
+/// - A worker takes a slot ([`try_acquire`](Self::try_acquire), a
+///   compare-and-swap below the cap, so racing workers never exceed it)
+///   before it polls a coarse task. If none is free the task is deferred to
+///   the admission queue under the admission mutex, keeping its grant, and
+///   the monitor is notified.
+/// - After the poll the worker releases the slot, then locks the admission
+///   mutex to see whether tasks wait; if so it notifies the monitor after
+///   unlocking.
+/// - The monitor looks at the slots and the queue with that mutex held and
+///   waits on the condvar. A release whose lock comes first is visible to
+///   the monitor's check; one whose lock comes later finds the task queued
+///   and notifies the waiting monitor. Either way no deferred task is left
+///   waiting for a slot that is free (modelled with loom below). Coarse
+///   polls are at least a latency target long, so one lock per poll is
+///   nothing.
+pub(crate) struct CoarseSlots {
+    /// Coarse polls in progress. Only a count: the admission mutex orders
+    /// it against the queue (see the protocol above), so `Relaxed` is enough.
+    running: AtomicUsize,
+    cap: usize,
+}
+
+impl CoarseSlots {
+    /// Slots for a runtime with `workers` workers: one fewer than the
+    /// workers, and at least one.
+    pub(crate) fn new(workers: usize) -> Self {
+        CoarseSlots {
+            running: AtomicUsize::new(0),
+            cap: workers.saturating_sub(1).max(1),
+        }
+    }
+
+    /// Takes a slot if one is free.
+    pub(crate) fn try_acquire(&self) -> bool {
+        let mut running = self.running.load(Ordering::Relaxed);
+        while running < self.cap {
+            match self.running.compare_exchange_weak(
+                running,
+                running + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => running = actual,
+            }
+        }
+        false
+    }
+
+    /// Gives a slot back. The caller then checks the admission queue under
+    /// its mutex (see the protocol above).
+    pub(crate) fn release(&self) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Slots free now.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+    pub(crate) fn free(&self) -> usize {
+        self.cap
+            .saturating_sub(self.running.load(Ordering::Relaxed))
+    }
+}
+
+/// `grant_used` of a task that holds no grant.
+const NO_GRANT: u64 = u64::MAX;
+
+/// The elastic admission state of one task: its current grant and whether
+/// it is coarse. Lives in the task's header, inside its
+/// [`Policy`](crate::task::class::Policy).
+///
+/// Written by the worker polling the task (and by the monitor thread before
+/// it re-queues an admitted task); the queue hand-off orders those writes
+/// with the next poll's reads, so `Relaxed` is enough. Statistics-style
+/// state that takes part in no park/wake protocol, hence `std` atomics.
+pub(crate) struct ElasticState {
+    /// CPU nanoseconds used of the current grant, or [`NO_GRANT`].
+    grant_used: AtomicU64,
+    /// Whether the task is coarse: its polls capped by the [`CoarseSlots`].
+    coarse: AtomicBool,
+    /// Nanoseconds of the current grant spent in stretches longer than the
+    /// latency target.
+    long_stretch_nanos: AtomicU64,
+}
+
+impl ElasticState {
+    pub(crate) fn new() -> Self {
+        ElasticState {
+            grant_used: AtomicU64::new(NO_GRANT),
+            coarse: AtomicBool::new(false),
+            long_stretch_nanos: AtomicU64::new(0),
+        }
+    }
+
+    /// CPU used of the current grant, or `None` without a grant.
+    pub(crate) fn grant_used(&self) -> Option<u64> {
+        let used = self.grant_used.load(Ordering::Relaxed);
+        (used != NO_GRANT).then_some(used)
+    }
+
+    /// Sets the CPU used of the current grant: `Some(0)` starts one, `None`
+    /// ends it.
+    pub(crate) fn set_grant_used(&self, used: Option<u64>) {
+        self.grant_used
+            .store(used.unwrap_or(NO_GRANT), Ordering::Relaxed);
+    }
+
+    /// Whether the task counts as coarse: during this grant or the last
+    /// one, more than half the grant went in stretches longer than the
+    /// latency target between two yield points.
+    pub(crate) fn is_coarse(&self) -> bool {
+        self.coarse.load(Ordering::Relaxed)
+    }
+
+    /// Books a stretch between yield points that was longer than the
+    /// latency target. Half the grant, not one stretch, makes a task
+    /// coarse: a thread the OS takes off its CPU for a few milliseconds
+    /// makes an occasional long stretch out of well-yielding work.
+    pub(crate) fn note_long_stretch(&self, nanos: u64, grant_nanos: u64) {
+        let total = self.long_stretch_nanos.load(Ordering::Relaxed) + nanos;
+        self.long_stretch_nanos.store(total, Ordering::Relaxed);
+        if total >= grant_nanos / 2 {
+            self.coarse.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// At the end of a grant: the task stays coarse only if this grant made
+    /// it so, so a task that mends its ways is uncapped again after one
+    /// clean grant.
+    pub(crate) fn end_stretch_grant(&self, grant_nanos: u64) {
+        let total = self.long_stretch_nanos.swap(0, Ordering::Relaxed);
+        self.coarse
+            .store(total >= grant_nanos / 2, Ordering::Relaxed);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_worker_fewer_than_the_workers_and_at_least_one() {
+        for (workers, cap) in [(1, 1), (2, 1), (4, 3), (16, 15)] {
+            let slots = CoarseSlots::new(workers);
+            for _ in 0..cap {
+                assert!(slots.try_acquire());
+            }
+            assert!(!slots.try_acquire(), "{workers} workers allow {cap}");
+            assert_eq!(slots.free(), 0);
+            slots.release();
+            assert_eq!(slots.free(), 1);
+            assert!(slots.try_acquire());
+        }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    //! Model-checks the slot handoff with `loom`: run with
+    //! `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`.
+    use super::*;
+    use crate::sync::{Condvar, Mutex, lock};
+    use loom::sync::Arc;
+    use loom::thread;
+
+    #[derive(Default)]
+    struct Queue {
+        deferred: Option<u32>,
+        /// The second task got a slot directly: nothing to admit.
+        ran_directly: bool,
+    }
+
+    /// Two workers, one slot. Worker A polls a coarse task and releases the
+    /// slot; worker B tries to poll another and defers it if the slot is
+    /// taken. The monitor must end up admitting the deferred task: a lost
+    /// wake-up leaves it waiting forever, which loom reports as a deadlock.
+    /// Two workers taking the slot at once fails the assertion.
+    #[test]
+    fn release_races_with_deferral() {
+        loom::model(|| {
+            let slots = Arc::new(CoarseSlots::new(2));
+            let state = Arc::new((Mutex::new(Queue::default()), Condvar::new()));
+            assert!(slots.try_acquire(), "worker A's poll");
+            let worker_a = {
+                let (slots, state) = (slots.clone(), state.clone());
+                thread::spawn(move || {
+                    slots.release();
+                    let waiting = lock(&state.0).deferred.is_some();
+                    if waiting {
+                        state.1.notify_one();
+                    }
+                })
+            };
+            let worker_b = {
+                let (slots, state) = (slots.clone(), state.clone());
+                thread::spawn(move || {
+                    if slots.try_acquire() {
+                        assert_eq!(slots.free(), 0, "one slot, one poll");
+                        lock(&state.0).ran_directly = true;
+                        slots.release();
+                    } else {
+                        lock(&state.0).deferred = Some(7);
+                    }
+                    state.1.notify_one();
+                })
+            };
+            // The monitor.
+            let mut queue = lock(&state.0);
+            loop {
+                if queue.ran_directly {
+                    break;
+                }
+                if queue.deferred.is_some() && slots.free() > 0 {
+                    assert_eq!(queue.deferred.take(), Some(7));
+                    break;
+                }
+                queue = state.1.wait(queue).unwrap();
+            }
+            drop(queue);
+            worker_a.join().unwrap();
+            worker_b.join().unwrap();
+        });
+    }
 }

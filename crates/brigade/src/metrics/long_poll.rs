@@ -93,16 +93,12 @@ impl PollWatch {
         self.seq.load(Ordering::Acquire)
     }
 
-    /// The running poll enters `block_in_place`: it looks ended to the
-    /// monitor until [`resume`](Self::resume), as declared blocking is not a
-    /// long poll (owning worker only).
-    pub(crate) fn pause(&self) {
-        self.end();
-    }
-
-    /// The poll comes back from `block_in_place`: a new stretch begins
-    /// (owning worker only; `location` is still the task's).
-    pub(crate) fn resume(&self) {
+    /// Flips the running poll between "in a stretch" and "ended" without
+    /// changing `location` (owning worker only): `block_in_place` flips it
+    /// on entry, so the poll looks ended to the monitor while it blocks (a
+    /// declared blocking is not a long poll), and again on leaving, when a
+    /// new stretch of the same poll begins. The same step as [`end`](Self::end).
+    pub(crate) fn flip(&self) {
         self.end();
     }
 }

@@ -1,5 +1,8 @@
 //! Runtime metrics: cheap per-worker counters and latency histograms,
-//! summed when read, and the long-poll detector.
+//! summed when read, the long-poll detector, and [`RuntimeMetrics`], the
+//! public view. The view reads the scheduler only through
+//! [`MetricsSource`], which the runtime implements (`runtime/metrics.rs`),
+//! so nothing here depends on the scheduler's insides.
 
 mod histogram;
 pub(crate) mod long_poll;
@@ -13,8 +16,6 @@ use crossbeam_utils::CachePadded;
 pub(crate) use histogram::Histogram;
 pub use histogram::LatencySnapshot;
 use long_poll::PollWatch;
-
-use crate::runtime::Shared;
 
 /// Counters one worker writes. Each has a single writer (its worker thread),
 /// so increments are a `Relaxed` load and store, not a locked RMW; readers
@@ -134,6 +135,32 @@ impl MetricsCells {
     }
 }
 
+/// What [`RuntimeMetrics`] reads from its runtime besides [`MetricsCells`]:
+/// instantaneous depths and counts, and totals that other parts of the
+/// scheduler keep. Each method is one cheap read that never blocks the
+/// scheduler's hot paths; [`RuntimeMetrics`] documents what each means.
+pub(crate) trait MetricsSource: Send + Sync {
+    /// The runtime's counters.
+    fn cells(&self) -> &MetricsCells;
+    fn num_workers(&self) -> usize;
+    fn num_idle_workers(&self) -> usize;
+    fn num_alive_tasks(&self) -> usize;
+    fn yield_queue_entries(&self) -> u64;
+    fn yield_queue_rescues(&self) -> u64;
+    fn yield_queue_depth(&self) -> usize;
+    fn injector_depth(&self) -> usize;
+    fn num_timers(&self) -> usize;
+    fn elastic_utilization_limit(&self) -> f64;
+    fn elastic_waiting(&self) -> usize;
+    fn elastic_cpu_time(&self) -> Duration;
+    fn compensations(&self) -> u64;
+    fn num_spare_threads(&self) -> usize;
+    fn num_serving_spares(&self) -> usize;
+    fn num_blocking_threads(&self) -> usize;
+    fn num_idle_blocking_threads(&self) -> usize;
+    fn blocking_queue_depth(&self) -> usize;
+}
+
 /// A view of a runtime's metrics, from [`Runtime::metrics`](crate::Runtime::metrics)
 /// or [`Handle::metrics`](crate::Handle::metrics).
 ///
@@ -153,7 +180,7 @@ impl MetricsCells {
 /// ```
 #[derive(Clone)]
 pub struct RuntimeMetrics {
-    shared: Arc<Shared>,
+    source: Arc<dyn MetricsSource>,
 }
 
 impl std::fmt::Debug for RuntimeMetrics {
@@ -167,31 +194,35 @@ impl std::fmt::Debug for RuntimeMetrics {
 }
 
 impl RuntimeMetrics {
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        RuntimeMetrics { shared }
+    pub(crate) fn new(source: Arc<dyn MetricsSource>) -> Self {
+        RuntimeMetrics { source }
+    }
+
+    fn cells(&self) -> &MetricsCells {
+        self.source.cells()
     }
 
     /// Number of worker threads.
     pub fn num_workers(&self) -> usize {
-        self.shared.num_workers()
+        self.source.num_workers()
     }
 
     /// Workers currently idle (asleep, or committed to sleeping), serving
     /// spares included: while a worker is stuck this can exceed the number
     /// of idle workers among [`num_workers`](Self::num_workers).
     pub fn num_idle_workers(&self) -> usize {
-        self.shared.idle.num_idle()
+        self.source.num_idle_workers()
     }
 
     /// Tasks spawned with `spawn` since the runtime started.
     pub fn spawned_tasks_count(&self) -> u64 {
-        self.shared.metrics.spawned.load(Ordering::Relaxed)
+        self.cells().spawned.load(Ordering::Relaxed)
     }
 
     /// Tasks alive right now (spawned, not yet finished or cancelled);
     /// `spawn_blocking` tasks are not counted.
     pub fn num_alive_tasks(&self) -> usize {
-        self.shared.registry.len()
+        self.source.num_alive_tasks()
     }
 
     /// Times [`yield_if_busy`](crate::yield_if_busy) actually gave way, by
@@ -199,13 +230,13 @@ impl RuntimeMetrics {
     /// times a background task's self-wake stepped aside into the yield
     /// queue (see [`TaskClass`](crate::task::TaskClass)).
     pub fn yields(&self) -> u64 {
-        self.shared.metrics.sum(|worker| &worker.yields)
+        self.cells().sum(|worker| &worker.yields)
     }
 
     /// Times a task stepped aside into the yield queue (a subset of
     /// [`yields`](Self::yields)).
     pub fn yield_queue_entries(&self) -> u64 {
-        self.shared.yield_queue.entered_total()
+        self.source.yield_queue_entries()
     }
 
     /// The former name of [`yield_queue_entries`](Self::yield_queue_entries).
@@ -218,50 +249,50 @@ impl RuntimeMetrics {
     /// [`Builder::max_yield_delay`](crate::Builder::max_yield_delay) was
     /// rescued: taken out ahead of other work and given a slice.
     pub fn yield_queue_rescues(&self) -> u64 {
-        self.shared.yield_rescue.rescues()
+        self.source.yield_queue_rescues()
     }
 
     /// Times a [`TaskClass::Auto`](crate::task::TaskClass::Auto) task was
     /// demoted to background, having only woken itself several times in a
     /// row (see [`Builder::demote_background`](crate::Builder::demote_background)).
     pub fn demotions(&self) -> u64 {
-        self.shared.metrics.demotions.load(Ordering::Relaxed)
+        self.cells().demotions.load(Ordering::Relaxed)
     }
 
     /// Times a demoted task was promoted back to foreground, woken by I/O,
     /// a timer or another task.
     pub fn promotions(&self) -> u64 {
-        self.shared.metrics.promotions.load(Ordering::Relaxed)
+        self.cells().promotions.load(Ordering::Relaxed)
     }
 
     /// Tasks waiting in the yield queue right now.
     pub fn yield_queue_depth(&self) -> usize {
-        self.shared.yield_queue.len()
+        self.source.yield_queue_depth()
     }
 
     /// Tasks waiting in the global injector right now.
     pub fn injector_depth(&self) -> usize {
-        self.shared.injector.len()
+        self.source.injector_depth()
     }
 
     /// Tasks polled by all workers since the runtime started.
     pub fn total_polls(&self) -> u64 {
-        self.shared.metrics.sum(|worker| &worker.polls)
+        self.cells().sum(|worker| &worker.polls)
     }
 
     /// Successful steals from another worker's deque.
     pub fn total_steals(&self) -> u64 {
-        self.shared.metrics.sum(|worker| &worker.steals)
+        self.cells().sum(|worker| &worker.steals)
     }
 
     /// Times a worker's thread parked: went to sleep, having found no work.
     pub fn total_parks(&self) -> u64 {
-        self.shared.metrics.sum(|worker| &worker.parks)
+        self.cells().sum(|worker| &worker.parks)
     }
 
     /// Timers (sleeps, timeouts, intervals) registered right now.
     pub fn num_timers(&self) -> usize {
-        self.shared.driver.num_timers()
+        self.source.num_timers()
     }
 
     /// Scheduling latency since the runtime started: time from a task
@@ -274,35 +305,33 @@ impl RuntimeMetrics {
     /// p99 with [`quantile(0.99)`](LatencySnapshot::quantile) (example on
     /// [`Runtime::metrics`](crate::Runtime::metrics)).
     pub fn scheduling_latency(&self) -> LatencySnapshot {
-        self.shared
-            .metrics
-            .snapshot(|worker| &worker.scheduling_latency)
+        self.cells().snapshot(|worker| &worker.scheduling_latency)
     }
 
     /// Durations of the sampled polls.
     pub fn poll_duration(&self) -> LatencySnapshot {
-        self.shared.metrics.snapshot(|worker| &worker.poll_duration)
+        self.cells().snapshot(|worker| &worker.poll_duration)
     }
 
     /// How long tasks waited in the yield queue.
     pub fn yield_delay(&self) -> LatencySnapshot {
-        self.shared.metrics.snapshot(|worker| &worker.yield_delay)
+        self.cells().snapshot(|worker| &worker.yield_delay)
     }
 
     /// The elastic CPU utilization limit now, as a fraction of all workers'
     /// CPU.
     pub fn elastic_utilization_limit(&self) -> f64 {
-        self.shared.admission.limit()
+        self.source.elastic_utilization_limit()
     }
 
     /// Elastic tasks waiting for admission right now.
     pub fn elastic_waiting(&self) -> usize {
-        self.shared.admission.waiting()
+        self.source.elastic_waiting()
     }
 
     /// CPU time used by elastic tasks since the runtime started.
     pub fn elastic_cpu_time(&self) -> Duration {
-        self.shared.admission.cpu_time()
+        self.source.elastic_cpu_time()
     }
 
     /// Polls (or stretches between two yield points of one) that ran
@@ -311,7 +340,7 @@ impl RuntimeMetrics {
     /// Each is counted once, when the monitor first sees it past the
     /// threshold, while it is still running.
     pub fn long_polls(&self) -> u64 {
-        self.shared.metrics.long_polls.load(Ordering::Relaxed)
+        self.cells().long_polls.load(Ordering::Relaxed)
     }
 
     /// How many times a spare worker started serving in place of a stuck
@@ -319,33 +348,33 @@ impl RuntimeMetrics {
     /// [`block_in_place`](crate::task::block_in_place) (see
     /// [`Builder::compensation_threshold`](crate::Builder::compensation_threshold)).
     pub fn compensations(&self) -> u64 {
-        self.shared.compensation.started()
+        self.source.compensations()
     }
 
     /// Spare worker threads alive right now: serving, or resting for their
     /// keep-alive. 0 once no worker has been stuck for the keep-alive.
     pub fn num_spare_threads(&self) -> usize {
-        self.shared.compensation.threads().0
+        self.source.num_spare_threads()
     }
 
     /// Spare worker threads serving right now, in place of stuck workers.
     /// So `num_workers() + num_serving_spares()` threads run tasks.
     pub fn num_serving_spares(&self) -> usize {
-        self.shared.compensation.serving()
+        self.source.num_serving_spares()
     }
 
     /// Threads in the blocking pool right now.
     pub fn num_blocking_threads(&self) -> usize {
-        self.shared.blocking.num_threads()
+        self.source.num_blocking_threads()
     }
 
     /// Blocking-pool threads waiting for work right now.
     pub fn num_idle_blocking_threads(&self) -> usize {
-        self.shared.blocking.num_idle_threads()
+        self.source.num_idle_blocking_threads()
     }
 
     /// `spawn_blocking` tasks waiting for a thread right now.
     pub fn blocking_queue_depth(&self) -> usize {
-        self.shared.blocking.queue_depth()
+        self.source.blocking_queue_depth()
     }
 }

@@ -135,7 +135,7 @@ crate::sync::scheduler_thread_local! {
 /// worker, or one of its runtime's workers is idle and nothing needs the
 /// running task's attention (see `idle::fast_path_may_continue`).
 #[cfg(loom)]
-pub(crate) fn any_worker_idle() -> bool {
+pub(crate) fn may_skip_yield() -> bool {
     !SLOW_PATH_FORCED.with(Cell::get)
         && with_current_worker(|core| {
             core.is_none_or(|core| {
@@ -161,7 +161,7 @@ pub(crate) fn any_worker_idle() -> bool {
 /// running task's attention (see `idle::fast_path_may_continue`).
 #[cfg(not(loom))]
 #[inline(always)]
-pub(crate) fn any_worker_idle() -> bool {
+pub(crate) fn may_skip_yield() -> bool {
     IDLE_WORD.with(|word| {
         // SAFETY: as in `Scoped::with`: the pointer is never null (its
         // default is `NOT_A_WORKER`) and points at a static or at the idle

@@ -90,9 +90,11 @@ pub(crate) const MAX_WORKERS: usize = SEARCHING_MASK;
 /// word also holds the attention field, which [`Attention`] handles.
 pub(crate) struct Idle {
     state: AtomicUsize,
-    /// The configured worker count (the primaries; `parkers` also has one
-    /// per spare slot, see `runtime/compensation/`).
-    num_workers: usize,
+    /// At most this many workers search at once: half the primaries (of
+    /// at least two), rounded up. Derived from the worker count, which only
+    /// `Shared::num_workers` keeps (`parkers` also has one per spare slot,
+    /// see `runtime/compensation/`).
+    max_searching: usize,
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[Parker]>,
     /// Interrupts the driver's poll, for a worker parked inside it.
@@ -126,7 +128,7 @@ impl Idle {
         assert!(num_workers <= num_slots && num_slots <= MAX_WORKERS);
         Idle {
             state: AtomicUsize::new(0),
-            num_workers,
+            max_searching: num_workers.max(2).div_ceil(2),
             sleepers: Mutex::new(Vec::with_capacity(num_slots)),
             parkers: (0..num_slots).map(|_| Parker::new()).collect(),
             wake_driver,
@@ -158,7 +160,7 @@ impl Idle {
     /// Counts the caller as searching, unless half the workers already are.
     pub(crate) fn try_begin_search(&self) -> bool {
         let state = self.state.load(Ordering::SeqCst);
-        if 2 * searching(state) >= self.num_workers.max(2) {
+        if searching(state) >= self.max_searching {
             return false;
         }
         self.state.fetch_add(1, Ordering::SeqCst);

@@ -11,15 +11,15 @@
 //!   of its worker's deque, or into the yield queue, where it **waits**
 //!   until a worker has nothing else to do (`yield_queue/`).
 //! - A busy worker's **epoch** bounds how often it does its expensive
-//!   checks (`epoch.rs`).
+//!   checks (`src/epoch.rs`).
 
 pub(crate) mod attention;
 mod blocking;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
-pub(crate) mod epoch;
 pub(crate) mod idle;
+mod metrics;
 #[cfg(not(loom))]
 mod monitor;
 mod shared;

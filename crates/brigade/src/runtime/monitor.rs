@@ -1,8 +1,9 @@
 //! The monitor thread: a small thread that keeps ticking while every worker
 //! is busy. It
-//! - ticks the elastic [`Controller`] every `sample_period`, feeding it the
-//!   p99 scheduling latency over the last `window` (the difference between
-//!   the newest and the oldest of a ring of cumulative snapshots);
+//! - ticks elastic admission's controller every `sample_period`
+//!   ([`Admission::tick`]), feeding it the p99 scheduling latency over the
+//!   last `window` (the difference between the newest and the oldest of a
+//!   ring of cumulative snapshots);
 //! - admits elastic tasks waiting in the admission queue as soon as the
 //!   token bucket has tokens again (or, for coarse tasks, a coarse slot is
 //!   free);
@@ -30,7 +31,11 @@
 //!
 //! It sleeps on the admission condvar (woken when a task starts waiting,
 //! when a coarse slot is given back while tasks wait, and at shutdown) with
-//! the nearest of those deadlines as its timeout.
+//! the nearest of those deadlines as its timeout
+//! ([`Admission::wait_and_admit`]).
+//!
+//! [`Admission::tick`]: crate::admission::Admission::tick
+//! [`Admission::wait_and_admit`]: crate::admission::Admission::wait_and_admit
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -38,10 +43,8 @@ use std::time::{Duration, Instant};
 
 use super::Shared;
 use super::compensation::MonitorCover;
-use crate::admission::Controller;
 use crate::metrics::LatencySnapshot;
 use crate::metrics::long_poll::{LongPollDetector, Running};
-use crate::sync::wait_timeout;
 
 /// Starts the monitor thread.
 pub(crate) fn start(
@@ -144,7 +147,6 @@ const SAMPLES_PER_WINDOW: u64 = 2000;
 
 struct Monitor {
     shared: Arc<Shared>,
-    controller: Controller,
     /// Cumulative scheduling-latency snapshots, one per tick, oldest first.
     window: VecDeque<LatencySnapshot>,
     window_len: usize,
@@ -174,7 +176,6 @@ impl Monitor {
         Monitor {
             reported_limit: config.min_utilization,
             warned_no_spare: false,
-            controller: Controller::new(config.clone()),
             window: VecDeque::with_capacity(window_len + 1),
             window_len: window_len.max(1),
             next_tick: now + config.sample_period,
@@ -191,28 +192,21 @@ impl Monitor {
         tracing::debug!("monitor thread started");
         let mut refill_at: Option<Instant> = None;
         loop {
-            let admission = &self.shared.admission;
-            let mut state = admission.lock_state();
-            if self.shared.is_shutdown() {
-                break;
-            }
             let wake_at = [Some(self.next_tick), Some(self.next_watch), refill_at]
                 .into_iter()
                 .flatten()
                 .min()
                 .unwrap_or(self.next_tick);
-            let timeout = wake_at.saturating_duration_since(Instant::now());
-            if !timeout.is_zero() {
-                state = wait_timeout(&admission.changed, state, timeout).0;
-            }
-            if self.shared.is_shutdown() {
+            let shared = &self.shared;
+            let Some(admitted) = shared
+                .admission
+                .wait_and_admit(wake_at, || shared.is_shutdown())
+            else {
                 break;
-            }
-            let now = Instant::now();
-            let (admitted, refill_in) = admission.admit_waiting(&mut state, now);
-            refill_at = refill_in.map(|wait| now + wait);
-            drop(state);
-            for runnable in admitted {
+            };
+            let now = admitted.at;
+            refill_at = admitted.refill_at;
+            for runnable in admitted.tasks {
                 self.shared.push_injected(runnable);
             }
             if now >= self.next_watch {
@@ -288,9 +282,7 @@ impl Monitor {
         let recent_start = self.window.len().saturating_sub(recent_ticks + 1);
         let recent_p99 = newest.since(&self.window[recent_start]).quantile(0.99);
         let admission = &self.shared.admission;
-        let waiting = admission.waiting() > 0;
-        let limit = self.controller.tick(p99, recent_p99, waiting);
-        admission.set_limit(&mut admission.lock_state(), limit);
+        let (limit, waiting) = admission.tick(p99, recent_p99, self.shared.num_workers());
         // Report moves of at least one percentage point since the last report.
         if (limit - self.reported_limit).abs() >= 0.01 {
             tracing::debug!(

@@ -29,8 +29,8 @@ use crate::task::class::{Policy, WakeClass};
 use crate::task::harness::Harness;
 use crate::task::registry::Registry;
 use crate::task::{JoinHandle, Runnable, TaskMeta};
+use crate::yield_queue::YieldQueue;
 use crate::yield_queue::rescue::YieldRescue;
-use crate::yield_queue::{self, YieldQueue};
 
 /// Shared state of one runtime.
 ///
@@ -156,7 +156,9 @@ impl Shared {
         f()
     }
 
-    /// The configured number of workers (spares not counted).
+    /// The configured number of workers (spares not counted). Stored once,
+    /// as the first spare slot: other parts keep only what they derive from
+    /// it, or are passed it.
     pub(crate) fn num_workers(&self) -> usize {
         self.compensation.first_spare()
     }
@@ -168,12 +170,12 @@ impl Shared {
     }
 
     /// The runtime's clock under loom, which has no time: each read moves
-    /// it on by one epoch (`epoch.rs`), deterministically, so that every
+    /// it on by one epoch (`src/epoch.rs`), deterministically, so that every
     /// clock read of an epoch gate starts a new epoch and the models take
     /// the amortised paths too.
     #[cfg(loom)]
     pub(crate) fn clock_nanos(&self) -> u64 {
-        let step = super::epoch::epoch_start(1);
+        let step = crate::epoch::epoch_start(1);
         // Statistics-style: no protocol orders anything through it.
         self.loom_clock
             .fetch_add(step, std::sync::atomic::Ordering::Relaxed)
@@ -282,13 +284,13 @@ impl Shared {
     /// task's own, deferred: it counts as a self-wake, and the task runs.
     /// Returns whether an idle worker should be notified.
     fn schedule_on(&self, core: &Core, runnable: Runnable, woken_while_running: bool) -> bool {
-        let resuming = core.is_resuming();
-        let class = self.classify_wake(runnable.metadata(), woken_while_running || resuming);
+        let handing_back = core.is_handing_back();
+        let class = self.classify_wake(runnable.metadata(), woken_while_running || handing_back);
         if matches!(class, WakeClass::Background | WakeClass::Demoted)
-            && !resuming
-            && yield_queue::decide::background_steps_aside(core, runnable.metadata())
+            && !handing_back
+            && core.background_steps_aside(runnable.metadata())
         {
-            yield_queue::step_aside_woken(self, core, runnable);
+            core.step_aside_woken(runnable);
             return false;
         }
         self.maybe_sample(&runnable);

@@ -214,10 +214,7 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
     shared.idle.attention().hold(); // 2: never given back
     shared.idle.notify_all(); // 3
     shared.compensation.close();
-    {
-        let _admission = shared.admission.lock_state();
-        shared.admission.changed.notify_all();
-    }
+    shared.admission.wake_monitor();
     let monitor = threads.monitor.take();
     let fallback = threads.fallback.take();
     if !threads.wait_stopped(deadline) || !wait_spares_stopped(shared, deadline) {

@@ -19,6 +19,6 @@ impl TaskHost for Shared {
     }
 
     fn evict_aborted(&self) {
-        crate::yield_queue::evict_aborted(self);
+        Shared::evict_aborted(self);
     }
 }

@@ -13,7 +13,7 @@
 //!    nothing else is waiting; except that an entry older than
 //!    `max_yield_delay` is *rescued* ahead of everything else, at the first
 //!    tick of an epoch, within a runtime-wide rate limit
-//!    (`yield_queue/resume.rs`, `yield_queue/rescue.rs`).
+//!    (`worker/yielded.rs`, `yield_queue/rescue.rs`).
 //! 6. Otherwise it waits for work (`Idle::wait_for_work`), which re-checks
 //!    every queue, the yield queue included, after counting itself idle,
 //!    then parks: inside the driver's poll if that is free, else on its own
@@ -43,6 +43,12 @@
 //! worker look at the injector first on its next tick: a task that steps
 //! aside steps aside for work spawned from outside too, not only for its
 //! deque-mates.
+//!
+//! Stepping aside: `worker/step_aside.rs` (whether a task does, and how it
+//! goes) and `worker/yielded.rs` (how a worker takes it back).
+
+pub(crate) mod step_aside;
+mod yielded;
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -50,13 +56,13 @@ use std::sync::Arc;
 use crate::sync::LocalQueue;
 use crate::sync::deque::Steal;
 
-use super::epoch::{EpochGate, epoch_of};
 use super::{Handle, Shared, context};
 use crate::admission::ElasticPoll;
 use crate::driver::{EVENT_INTERVAL, Parker, PollPark};
+use crate::epoch::{EpochGate, epoch_of};
 use crate::task::task_ref::TaskRef;
 use crate::task::{Runnable, TaskMeta};
-use crate::yield_queue::{rescue::Slice, resume};
+use crate::yield_queue::rescue::Slice;
 
 /// Where a task woken on a worker thread goes ([`Core::push_local`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +73,9 @@ enum WakeMode {
     /// tasks it will run itself (driver events dispatched while it parks).
     Silent,
     /// Handed straight back: the worker delivers a yielded task's deferred
-    /// wake-up in order to run the task next (`Core::resume`).
-    Resume,
+    /// wake-up in order to run the task next (`Core::take_back_yielded`,
+    /// `Core::rescue_overdue`).
+    HandBack,
 }
 
 /// How many ticks (tasks taken) between two forced looks at the injector.
@@ -105,21 +112,21 @@ pub(crate) struct Core {
     injector_first: Cell<bool>,
     /// Where tasks woken on this thread go (see [`WakeMode`]).
     wake_mode: Cell<WakeMode>,
-    /// The task a [`WakeMode::Resume`] wake scheduled.
-    resumed: Cell<Option<Runnable>>,
+    /// The task a [`WakeMode::HandBack`] wake scheduled.
+    handed_back: Cell<Option<Runnable>>,
     /// The rescued task that runs as if nothing waited (`yield_queue/rescue.rs`).
-    pub(crate) slice: Slice,
+    slice: Slice,
     /// xorshift64 state for picking steal victims.
     rng: Cell<u64>,
     /// When the current poll started (runtime-clock ns), if timed.
     poll_started: Cell<u64>,
     /// The elastic policy's state for the current poll, if elastic.
-    pub(crate) elastic: ElasticPoll,
+    elastic: ElasticPoll,
     /// Inside `block_in_place` (a nested call runs its closure directly).
     in_block_in_place: Cell<bool>,
     /// The epochs of `yield_if_busy()`'s slow path and of background
-    /// self-wakes (`yield_queue/decide.rs`).
-    pub(crate) yield_gate: EpochGate,
+    /// self-wakes (`worker/step_aside.rs`).
+    yield_gate: EpochGate,
     /// The epochs of this loop: its driver poll and its rescue check.
     loop_gate: EpochGate,
 }
@@ -135,7 +142,7 @@ impl Core {
             searching: Cell::new(false),
             injector_first: Cell::new(false),
             wake_mode: Cell::new(WakeMode::Notify),
-            resumed: Cell::new(None),
+            handed_back: Cell::new(None),
             slice: Slice::new(),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
@@ -179,21 +186,15 @@ impl Core {
                 self.local.push(runnable);
                 false
             }
-            WakeMode::Resume => {
+            WakeMode::HandBack => {
                 // One wake-up wakes one task; should another task land
                 // here, it queues as usual.
-                if let Some(other) = self.resumed.replace(Some(runnable)) {
+                if let Some(other) = self.handed_back.replace(Some(runnable)) {
                     self.local.push(other);
                 }
                 false
             }
         }
-    }
-
-    /// Whether this worker is resuming a task from the yield queue: the
-    /// wake it is delivering is the task's own, deferred.
-    pub(crate) fn is_resuming(&self) -> bool {
-        self.wake_mode.get() == WakeMode::Resume
     }
 
     /// Pushes the task that just yielded onto the back of this worker's
@@ -296,11 +297,12 @@ impl Core {
             // Nested: the outer call has handed off already.
             return f();
         }
-        struct Resume<'a>(&'a Core);
-        impl Drop for Resume<'_> {
+        struct LeaveBlockInPlace<'a>(&'a Core);
+        impl Drop for LeaveBlockInPlace<'_> {
             fn drop(&mut self) {
                 let core = self.0;
-                core.shared.metrics.worker(core.index).watch.resume();
+                // A new stretch of the poll begins.
+                core.shared.metrics.worker(core.index).watch.flip();
                 core.end_cover();
                 core.in_block_in_place.set(false);
             }
@@ -323,9 +325,9 @@ impl Core {
             let reason = format_args!("worker {} is in block_in_place", self.index);
             super::spare::start_spares(shared, &reason);
         }
-        // Not a long poll: the blocking is declared.
-        shared.metrics.worker(self.index).watch.pause();
-        let _resume = Resume(self);
+        // Not a long poll: the blocking is declared, so the stretch ends here.
+        shared.metrics.worker(self.index).watch.flip();
+        let _leave = LeaveBlockInPlace(self);
         f()
     }
 
@@ -338,7 +340,7 @@ impl Core {
         } else if new_epoch {
             self.shared.driver.poll_for_epoch(self.loop_gate.epoch());
         }
-        if new_epoch && let Some(runnable) = resume::rescue_overdue(self) {
+        if new_epoch && let Some(runnable) = self.rescue_overdue() {
             return Some(runnable);
         }
         let injector_first = self.injector_first.replace(false);
@@ -357,7 +359,7 @@ impl Core {
             return Some(runnable);
         }
         // Only a worker that just searched everywhere (rather than one that
-        // was throttled out of searching) may resume yielded work, and only
+        // was throttled out of searching) may take back yielded work, and only
         // after a look at I/O and timers, unless some worker already looked
         // in this epoch: I/O is then noticed within an epoch, as when every
         // worker is busy, and background tasks that take turns through the
@@ -372,7 +374,7 @@ impl Core {
         {
             return Some(runnable);
         }
-        resume::take_next(self)
+        self.take_back_yielded()
     }
 
     fn take_from_injector(&self) -> Option<Runnable> {
@@ -547,17 +549,6 @@ impl Core {
                 .poll_duration
                 .record(self.shared.clock_nanos().saturating_sub(started));
         }
-    }
-
-    /// Delivers a deferred wake-up of a task's own waker (`wake`) so that
-    /// the woken task is handed straight back to this worker to run next
-    /// ([`WakeMode::Resume`]) rather than queued; `None` if the wake-up
-    /// scheduled nothing (the task had been woken and run meanwhile).
-    pub(crate) fn deliver_own_wake(&self, wake: impl FnOnce()) -> Option<Runnable> {
-        let mode = self.wake_mode.replace(WakeMode::Resume);
-        wake();
-        self.wake_mode.set(mode);
-        self.resumed.take()
     }
 
     fn wait_for_work(&self) {

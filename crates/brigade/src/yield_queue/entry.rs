@@ -76,8 +76,8 @@ pub(crate) struct Waiting {
 /// - `moved_to_back`: the sentinel. The last slow-path visit of
 ///   `yield_if_busy()` moved this task to the back of its worker's deque;
 ///   seeing it again with the deque still non-empty means two yielders
-///   bounce off each other (`decide.rs`). Only the thread polling the task
-///   touches it, hence `Relaxed`.
+///   bounce off each other (`runtime/worker/step_aside.rs`). Only the
+///   thread polling the task touches it, hence `Relaxed`.
 pub(crate) struct YieldState {
     in_queue: AtomicBool,
     moved_to_back: AtomicBool,

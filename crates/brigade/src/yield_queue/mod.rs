@@ -1,69 +1,31 @@
-//! Stepping aside: how a running task gives way to waiting work, where it
-//! waits, and how it comes back. One operation, in one module.
+//! The yield queue: where a task that stepped aside waits until a worker
+//! has nothing else to do, and what it keeps. The scheduler decides when a
+//! task steps aside and carries it out (`runtime/worker/step_aside.rs`),
+//! and takes it back (`runtime/worker/yielded.rs`); this module holds the
+//! data: the queue's shards ([`YieldQueue`], each a [`StampedQueue`]), what
+//! waits ([`Entry`]: a deferred wake-up or a background task), each task's
+//! stepping-aside state ([`YieldState`]: at most one entry per task), and
+//! the starvation bound's rate limiter and slice ([`rescue`]).
 //!
-//! ## 1. Decide ([`decide`])
-//! `yield_if_busy()`'s fast path (`coop.rs`) returns at once while a worker
-//! is idle. Otherwise its slow path ([`decide::slow_path`]) looks, cheapest
-//! first, for work that waits for a worker: the own deque, the injector, and
-//! once per epoch (`runtime/epoch.rs`) the I/O driver, the other workers'
-//! deques and an overdue yield queue. It answers *continue*, *move to the
-//! back* or *step aside*. The self-wake of a background task (`task/class.rs`)
-//! asks the same question from the schedule hook
-//! ([`decide::background_steps_aside`]).
-//!
-//! ## 2. Go
-//! - **Move to the back**: the task wakes its own waker and returns
-//!   `Pending`; the schedule hook puts it at the back of its worker's deque
-//!   behind the waiting task, on the same warm worker. The task's
-//!   [`YieldState`] remembers it (the sentinel), so a task that finds the
-//!   deque still busy on its next visit steps aside instead of bouncing.
-//! - **Step aside**: into the [`YieldQueue`], separate from the injector and
-//!   every deque: into its shard for the worker the task ran on. `yield_if_busy()` defers its waker there ([`defer_wake`],
-//!   [`Entry::Wake`]) and returns `Pending` without waking anyone; nothing
-//!   is left on the task for a later, unrelated wake to read. A background
-//!   task's self-wake puts the scheduled task itself there ([`step_aside_woken`],
-//!   [`Entry::Run`]). A task keeps at most one entry ([`YieldState`]).
-//!
-//! ## 3. Come back ([`resume`])
+//! ## Which entry a worker takes
 //! A worker takes from the yield queue only after its own deque, the
 //! injector and stealing all came up empty and I/O was polled in this epoch
 //! (`Core::next_task`), and a worker about to sleep re-checks it
-//! (`runtime/idle.rs`): from its own shard first, else the entry that has
-//! waited longest in another. So an entry waits only as long as other work waits,
-//! and two yielders never yield to each other through it. A deferred
-//! wake-up is delivered by the worker that takes it, which runs the task
-//! next, on itself.
+//! (`runtime/idle.rs`). It takes the head of its own shard, unless another
+//! shard's head has waited longer by more than an epoch (or its own shard
+//! is empty): then the head that has waited longest in any shard
+//! ([`YieldQueue::pop_for`]). So an entry waits only as long as other work
+//! waits, no shard's entries starve behind a worker that keeps refilling
+//! its own, and two yielders never yield to each other through it.
 //!
-//! ## 4. Never for ever ([`rescue`])
+//! ## Never for ever ([`rescue`])
 //! Under a flood of foreground work the queue would never be served: an
 //! *overdue* queue has its head rescued ahead of other work for a short
 //! slice, within a cap on the workers' time.
-//!
-//! ## Protocol
-//! Each shard is a [`StampedQueue`] (`stamped.rs`), whose head's stamp can
-//! be read without its lock; the queue is empty when every shard's head
-//! says so. Every push is followed by
-//! `Idle::notify_one` and a look at the shutdown flag
-//! (`Shared::after_shared_push`), like every other push to a shared queue:
-//! a worker may have gone idle, or shutdown may have drained the queue,
-//! between the decision to step aside and the push (`stamped.rs` says why
-//! the head's stamp needs no more than the sleep protocol's fences). A waker
-//! or task left in the queue would keep its task, and with it the runtime's
-//! shared state, alive: shutdown drains it ([`YieldQueue::drain`]).
-//!
-//! An abort must reach a background task that waits here as an
-//! [`Entry::Run`]: its wake-up does nothing to a task that is already
-//! scheduled. So an abort sweeps every shard ([`evict_aborted`]), and a
-//! push looks at the task's abort flag under its shard's lock; the lock
-//! orders the two, so whichever comes second sees the other's write.
 
-pub(crate) mod decide;
 mod entry;
 pub(crate) mod rescue;
-pub(crate) mod resume;
 pub(crate) mod stamped;
-
-use std::task::Waker;
 
 use crossbeam_utils::CachePadded;
 pub(crate) use entry::{DeferredWake, Entry, Waiting, YieldState};
@@ -71,10 +33,8 @@ use stamped::StampedQueue;
 // Statistics only, so not from `crate::sync`.
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::runtime::Shared;
-use crate::runtime::epoch::epoch_start;
-use crate::runtime::worker::Core;
-use crate::task::{Runnable, TaskMeta};
+use crate::epoch::epoch_start;
+use crate::task::Runnable;
 
 /// The queue of tasks that stepped aside: one shard per worker slot.
 ///
@@ -83,9 +43,29 @@ use crate::task::{Runnable, TaskMeta};
 /// in the common case (a worker's background tasks stepping aside for the
 /// foreground it then runs) the entries never leave the worker's core, and
 /// workers do not contend on one lock and one cache line for every step
-/// aside, which a single runtime-wide queue made them do. A worker whose
-/// shard is empty takes the entry that has waited longest in the others;
+/// aside, which a single runtime-wide queue made them do. A worker takes
+/// another shard's head instead when its own shard is empty or that head
+/// has waited longer by more than an epoch ([`pop_for`](Self::pop_for));
 /// the starvation bound (`rescue.rs`) looks at the oldest entry of all.
+///
+/// ## Protocol
+/// Each shard is a [`StampedQueue`] (`stamped.rs`), whose head's stamp can
+/// be read without its lock; the queue is empty when every shard's head
+/// says so. Every push is followed by `Idle::notify_one` and a look at the
+/// shutdown flag (`Shared::after_shared_push`), like every other push to a
+/// shared queue: a worker may have gone idle, or shutdown may have drained
+/// the queue, between the decision to step aside and the push (`stamped.rs`
+/// says why the head's stamp needs no more than the sleep protocol's
+/// fences). A waker or task left in the queue would keep its task, and with
+/// it the runtime's shared state, alive: shutdown drains it
+/// ([`drain`](Self::drain)).
+///
+/// An abort must reach a background task that waits here as an
+/// [`Entry::Run`]: its wake-up does nothing to a task that is already
+/// scheduled. So an abort sweeps every shard
+/// ([`take_aborted`](Self::take_aborted), from `Shared::evict_aborted`),
+/// and a push looks at the task's abort flag under its shard's lock; the
+/// lock orders the two, so whichever comes second sees the other's write.
 pub(crate) struct YieldQueue {
     shards: Box<[CachePadded<StampedQueue<Entry>>]>,
     /// Statistics only (no protocol reads it), hence `std` and `Relaxed`.
@@ -104,13 +84,13 @@ impl YieldQueue {
     }
 
     /// Puts an entry in worker `slot`'s shard at `at`. The caller must
-    /// `notify_one` and check for shutdown afterwards (see the module docs).
+    /// `notify_one` and check for shutdown afterwards (see the protocol).
     /// Returns whether the entry is a background task that was aborted: its
     /// abort may have swept the shard before the push. The flag is read
     /// under the shard's lock, after the push in the lock's order, so either
     /// this read or the sweep sees the other side's write.
     #[must_use = "an aborted task must be evicted"]
-    fn push(&self, slot: usize, entry: Entry, at: u64) -> bool {
+    pub(crate) fn push(&self, slot: usize, entry: Entry, at: u64) -> bool {
         tracing::trace!(
             task = entry.task_id(),
             "task stepped aside into the yield queue"
@@ -175,8 +155,8 @@ impl YieldQueue {
     }
 
     /// Takes out every background task (`Entry::Run`) that was aborted,
-    /// wherever it waits.
-    fn take_aborted(&self) -> Vec<Runnable> {
+    /// wherever it waits (for `Shared::evict_aborted`).
+    pub(crate) fn take_aborted(&self) -> Vec<Runnable> {
         self.shards
             .iter()
             .flat_map(|shard| {
@@ -221,49 +201,6 @@ impl YieldQueue {
     /// started.
     pub(crate) fn entered_total(&self) -> u64 {
         self.entered_total.load(Ordering::Relaxed)
-    }
-}
-
-/// Steps a task aside in `yield_if_busy()`: its waker, the task's own, goes
-/// to the yield queue, to be woken when a worker runs out of other work. A
-/// task that already has an entry keeps it (see [`YieldState`]).
-pub(crate) fn defer_wake(core: &Core, task: &TaskMeta, waker: &Waker) {
-    if !task.yield_state().enter_queue() {
-        return;
-    }
-    let shared = core.shared();
-    let at = shared.clock_nanos();
-    // A deferred wake-up of an aborted task is harmless: the abort wakes
-    // the task itself.
-    let entry = Entry::Wake(DeferredWake::new(task, waker.clone()));
-    let _ = shared.yield_queue.push(core.index(), entry, at);
-    shared.after_shared_push();
-}
-
-/// Steps a woken background task aside (from the schedule hook on `core`,
-/// once [`decide::background_steps_aside`] said so): the scheduled task
-/// itself goes to the yield queue.
-pub(crate) fn step_aside_woken(shared: &Shared, core: &Core, runnable: Runnable) {
-    shared.metrics.worker(core.index()).count_yield();
-    let at = shared.clock_nanos();
-    let aborted = shared
-        .yield_queue
-        .push(core.index(), Entry::Run(runnable), at);
-    shared.after_shared_push();
-    if aborted {
-        // Aborted between the look in `background_steps_aside` and the
-        // push: the abort's own sweep may have come first.
-        evict_aborted(shared);
-    }
-}
-
-/// Hands every aborted background task waiting in the yield queue to the
-/// workers, which drop it. Called by `JoinHandle::abort` after it sets the
-/// flag, and by a pusher that finds the flag set after its push (see the
-/// module docs).
-pub(crate) fn evict_aborted(shared: &Shared) {
-    for runnable in shared.yield_queue.take_aborted() {
-        shared.push_injected(runnable);
     }
 }
 

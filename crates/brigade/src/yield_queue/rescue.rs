@@ -12,12 +12,13 @@
 //!    the foreground is not taxed for them. A worker looks once per ≈ 33 µs
 //!    epoch (at its periodic driver poll, `runtime/worker.rs`); when the
 //!    queue is overdue, it takes the head out ahead of its own deque: a
-//!    *rescue* (`resume.rs`).
+//!    *rescue* (`Core::rescue_overdue`, `runtime/worker/yielded.rs`).
 //!
-//!    The same test, in `yield_if_busy()`'s amortised checks (`decide.rs`),
-//!    makes a yielder that keeps going while others wait in the queue step
-//!    aside for them: without it, yielders that never need to give way to
-//!    foreground work never let queued yielders run either.
+//!    The same test, in `yield_if_busy()`'s amortised checks
+//!    (`runtime/worker/step_aside.rs`), makes a yielder that keeps going
+//!    while others wait in the queue step aside for them: without it,
+//!    yielders that never need to give way to foreground work never let
+//!    queued yielders run either.
 //! 2. **A slice.** The rescued task then runs as if nothing waited for
 //!    [`RESCUE_SLICE`] (1 ms): its `yield_if_busy()` calls continue, and its
 //!    self-wakes do not step aside, until the slice ends. One poll per rescue
@@ -29,13 +30,15 @@
 //!    [`RESCUE_SHARE_PERCENT`] (4%) of the workers, and foreground work
 //!    keeps at least 96% of them.
 //!
-//! So with two workers and two starving tasks, each task is rescued about
-//! every `max_yield_delay` plus an epoch or two and gets 1 ms: about 2% of
-//! the workers between them (`examples/flood.rs` measures it; the README
-//! has the figures). With many starving tasks the share stays at most 4%
-//! and the delay grows with their number (n × 1 ms / 4% of the workers):
-//! the bound on the delay holds for a few tasks, the bound on the share
-//! always.
+//! With a few starving tasks, each is rescued about every
+//! `max_yield_delay` and gets a slice. With many the share stays at most
+//! 4% and the delay grows with their number (n × 1 ms / 4% of the
+//! workers): the bound on the delay holds for a few tasks, the bound on the
+//! share always. What the bound gives under a flood (the background's
+//! share, the longest yield delay, the foreground's rate) is measured by
+//! `examples/flood.rs`; the figures are in the README ("Yielded work under
+//! a flood"), not here, because they depend on the machine and change with
+//! every re-measurement.
 //!
 //! The trade-off: while rescued work runs, the foreground on that worker
 //! waits up to one slice. That happens only once the yield queue has

@@ -18,7 +18,7 @@
 //! [`StampedQueue::push`] also looks at the item under the lock, after the
 //! items pushed before it and before those pushed after it: the yield queue
 //! uses that to close a race with a concurrent sweep (`take_where`), see
-//! `yield_queue::evict_aborted`.
+//! `YieldQueue`'s protocol and `Shared::evict_aborted`.
 
 use std::collections::VecDeque;
 

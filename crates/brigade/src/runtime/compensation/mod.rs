@@ -206,6 +206,9 @@ pub(crate) enum MonitorCover {
 /// The compensation bookkeeping of one runtime. `D` is a slot's deque
 /// (`sync::LocalQueue<Runnable>`; a unit in the loom models).
 pub(crate) struct Compensation<D> {
+    /// The first spare slot: slots below it are the primaries, so this is
+    /// the runtime's worker count, stored nowhere else
+    /// (`Shared::num_workers`).
     first_spare: usize,
     max_spares: usize,
     covered: Box<[CachePadded<SlotCover>]>,

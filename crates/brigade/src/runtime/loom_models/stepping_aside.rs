@@ -1,4 +1,4 @@
-//! The yield queue's hand-off: a task that steps aside is resumed by a
+//! The yield queue's hand-off: a task that steps aside is taken back by a
 //! worker that has nothing else to do, never lost, never run twice.
 //!
 //! Each model also checks that some of its executions did step a task
@@ -37,7 +37,7 @@ impl Coverage {
 /// One worker runs a `yield_if_busy()` loop while a task is spawned from
 /// outside: when the loop sees the injector busy it steps aside into the
 /// yield queue (a deferred wake-up), the worker runs the injected task,
-/// then, with nothing else to do, resumes the loop from the yield queue.
+/// then, with nothing else to do, takes the loop back from the yield queue.
 /// Both finish.
 #[test]
 fn a_yielder_steps_aside_for_injected_work_and_comes_back() {

@@ -1,0 +1,83 @@
+//! The runtime's side of the metrics view: what [`RuntimeMetrics`] reads,
+//! through [`MetricsSource`], from the scheduler's shared state.
+//!
+//! [`RuntimeMetrics`]: crate::RuntimeMetrics
+
+use std::time::Duration;
+
+use super::Shared;
+use crate::metrics::{MetricsCells, MetricsSource};
+
+impl MetricsSource for Shared {
+    fn cells(&self) -> &MetricsCells {
+        &self.metrics
+    }
+
+    fn num_workers(&self) -> usize {
+        Shared::num_workers(self)
+    }
+
+    fn num_idle_workers(&self) -> usize {
+        self.idle.num_idle()
+    }
+
+    fn num_alive_tasks(&self) -> usize {
+        self.registry.len()
+    }
+
+    fn yield_queue_entries(&self) -> u64 {
+        self.yield_queue.entered_total()
+    }
+
+    fn yield_queue_rescues(&self) -> u64 {
+        self.yield_rescue.rescues()
+    }
+
+    fn yield_queue_depth(&self) -> usize {
+        self.yield_queue.len()
+    }
+
+    fn injector_depth(&self) -> usize {
+        self.injector.len()
+    }
+
+    fn num_timers(&self) -> usize {
+        self.driver.num_timers()
+    }
+
+    fn elastic_utilization_limit(&self) -> f64 {
+        self.admission.limit()
+    }
+
+    fn elastic_waiting(&self) -> usize {
+        self.admission.waiting()
+    }
+
+    fn elastic_cpu_time(&self) -> Duration {
+        self.admission.cpu_time()
+    }
+
+    fn compensations(&self) -> u64 {
+        self.compensation.started()
+    }
+
+    fn num_spare_threads(&self) -> usize {
+        self.compensation.threads().0
+    }
+
+    fn num_serving_spares(&self) -> usize {
+        self.compensation.serving()
+    }
+
+    fn num_blocking_threads(&self) -> usize {
+        self.blocking.num_threads()
+    }
+
+    fn num_idle_blocking_threads(&self) -> usize {
+        self.blocking.num_idle_threads()
+    }
+
+    fn blocking_queue_depth(&self) -> usize {
+        self.blocking.queue_depth()
+    }
+}

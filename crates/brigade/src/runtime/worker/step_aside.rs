@@ -1,0 +1,276 @@
+//! Stepping aside, deciding and going: whether a running task gives way to
+//! waiting work, and how it leaves. How it comes back is in `yielded.rs`;
+//! the yield queue where it waits, with that queue's protocol, is in
+//! `yield_queue/`.
+//!
+//! ## Decide
+//! `yield_if_busy()`'s fast path (`coop.rs`) returns at once while a worker
+//! is idle. Otherwise its slow path ([`slow_path`]) answers *continue*,
+//! *move to the back* or *step aside*:
+//! 1. **Give way at once** if the runtime is shutting down or the task was
+//!    aborted: the worker must see either (`runtime/shutdown.rs`).
+//! 2. **Elastic tasks** (`spawn_elastic`; the fast path is always skipped
+//!    for them): once the task's CPU grant is used up it gives way, so that
+//!    its next poll goes back through admission (`admission/`); otherwise,
+//!    with a worker idle, it continues (after the amortised I/O poll the
+//!    fast path would have left to the idle worker).
+//! 3. **Cheap checks**: the worker's own deque holds a task: move to the
+//!    back of it and let that task run first, on this same warm worker. If
+//!    this task already did so on its previous visit (the *sentinel*), two
+//!    yielders may be bouncing off each other, so step aside instead. The
+//!    injector holds a task: step aside.
+//! 4. **Expensive checks, once per epoch** (`src/epoch.rs`): poll I/O and
+//!    timers without blocking (once per epoch for the whole runtime; tasks
+//!    it wakes land in this worker's deque: move to the back), look at
+//!    every other worker's deque, and at the yield queue's head: if it is
+//!    overdue (`yield_queue/rescue.rs`), step aside so that the yielders
+//!    queued there get their turn.
+//! 5. Otherwise **continue**.
+//!
+//! A task rescued from the yield queue holds a slice (`rescue.rs`) during
+//! which it continues whatever waits. The self-wake of a background task
+//! (`task/class.rs`) asks the same question from the schedule hook
+//! ([`Core::background_steps_aside`]).
+//!
+//! ## Go
+//! - **Move to the back**: the task wakes its own waker and returns
+//!   `Pending`; the schedule hook puts it at the back of its worker's deque
+//!   behind the waiting task, on the same warm worker. The task's
+//!   `YieldState` remembers it (the sentinel), so a task that finds the
+//!   deque still busy on its next visit steps aside instead of bouncing.
+//! - **Step aside**: into the yield queue, separate from the injector and
+//!   every deque: into its shard for the worker the task ran on.
+//!   `yield_if_busy()` defers its waker there (`Core::defer_wake`,
+//!   `Entry::Wake`) and returns `Pending` without waking anyone; nothing is
+//!   left on the task for a later, unrelated wake to read. A background
+//!   task's self-wake puts the scheduled task itself there
+//!   ([`Core::step_aside_woken`], `Entry::Run`). A task keeps at most one
+//!   entry (`YieldState`). Every push is followed by
+//!   `Shared::after_shared_push`, as the queue's protocol asks.
+
+use std::task::{Context, Poll, Waker};
+
+use super::Core;
+use crate::epoch::epoch_start;
+use crate::runtime::{Shared, context};
+use crate::task::{Runnable, TaskMeta};
+use crate::yield_queue::{DeferredWake, Entry};
+
+/// What the slow path decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    Continue,
+    MoveToBack,
+    StepAside,
+}
+
+/// `yield_if_busy()` when its fast path found no worker idle (or attention
+/// held): decides and carries out whether the task steps aside. Returns
+/// `Pending` if it gave way.
+#[inline(never)]
+pub(crate) fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
+    // If the task goes on, its next stretch starts here; if it gives way,
+    // the poll ends anyway.
+    context::note_yield_point();
+    context::with_current_worker(|core| {
+        let Some(core) = core else {
+            return Poll::Ready(());
+        };
+        context::with_current_task(|task| match task {
+            Some((task, own)) => {
+                let own_waker = cx.waker().will_wake(own);
+                core.step_aside_or_continue(task, own_waker, cx)
+            }
+            None => Poll::Ready(()),
+        })
+    })
+}
+
+impl Core {
+    /// The slow path proper, on this worker polling `task`. `own_waker`:
+    /// `cx` carries the task's own waker (not one made by a combinator such
+    /// as `FuturesUnordered`, or by a nested executor).
+    fn step_aside_or_continue(
+        &self,
+        task: &TaskMeta,
+        own_waker: bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<()> {
+        let shared = self.shared();
+        if shared.is_shutdown() || task.is_cancelled() {
+            // Give way so that the worker sees the shutdown (the self-wake is
+            // then cancelled), or pops the aborted task and drops it.
+            return self.give_way(cx);
+        }
+        if let Some(elastic) = task.elastic() {
+            // A stuck stretch that a spare covered has ended here; ending the
+            // cover now settles how much of the poll was off the CPU. (For
+            // other tasks the monitor ends it at its next sample.)
+            self.end_cover();
+            let now = shared.clock_nanos();
+            if self.elastic.at_yield_point(&shared.admission, elastic, now) {
+                // Back through admission on the next poll (see `admission`).
+                return self.give_way(cx);
+            }
+            if shared.idle.num_idle() > 0 {
+                // The fast path was skipped, so do its amortised I/O poll:
+                // an idle worker may be asleep outside the driver.
+                if self.yield_gate.is_new_epoch(|| shared.clock_nanos())
+                    && shared.driver.poll_for_epoch(self.yield_gate.epoch()) > 0
+                    && !self.local_is_empty()
+                {
+                    return self.give_way(cx);
+                }
+                return Poll::Ready(());
+            }
+        } else if shared.idle.num_idle() > 0 {
+            // Here only because an abort elsewhere holds attention: the fast
+            // path's answer.
+            return Poll::Ready(());
+        }
+        if self.slice.holds(task.id(), || shared.clock_nanos()) {
+            // Rescued from the yield queue after starving (see `rescue.rs`):
+            // runs on until its slice ends.
+            return Poll::Ready(());
+        }
+        let sentinel = task.yield_state().replace_moved_to_back(false);
+        match self.decide(sentinel) {
+            Decision::Continue => Poll::Ready(()),
+            Decision::MoveToBack => {
+                task.yield_state().replace_moved_to_back(true);
+                self.give_way(cx)
+            }
+            Decision::StepAside if own_waker => {
+                shared.metrics.worker(self.index()).count_yield();
+                self.defer_wake(task, cx.waker());
+                Poll::Pending
+            }
+            // Any other waker is woken at once, as by `yield_now`: a nested
+            // executor blocking this worker (`futures::executor::block_on` in
+            // the task) would otherwise wait on a wake-up that only a free
+            // worker delivers; through a combinator, the task goes to the back
+            // of the deque.
+            Decision::StepAside => self.give_way(cx),
+        }
+    }
+
+    /// Steps 3 to 5 of the module docs. `moved_to_back_last_time` is the
+    /// sentinel, already cleared by the caller.
+    fn decide(&self, moved_to_back_last_time: bool) -> Decision {
+        let shared = self.shared();
+        if !self.local_is_empty() {
+            return if moved_to_back_last_time {
+                Decision::StepAside
+            } else {
+                Decision::MoveToBack
+            };
+        }
+        if !shared.injector.is_empty() {
+            return Decision::StepAside;
+        }
+        if !self.yield_gate.is_new_epoch(|| shared.clock_nanos()) {
+            return Decision::Continue;
+        }
+        if shared.driver.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty() {
+            return Decision::MoveToBack;
+        }
+        if !shared.injector.is_empty() || shared.others_have_work(self.index()) {
+            return Decision::StepAside;
+        }
+        if let Some(head_at) = shared.yield_queue.head_at()
+            && shared
+                .yield_rescue
+                .is_overdue(head_at, epoch_start(self.yield_gate.epoch()))
+        {
+            // Other yielders have waited in the yield queue for longer than
+            // `max_yield_delay` while this one kept going: let them run.
+            return Decision::StepAside;
+        }
+        Decision::Continue
+    }
+
+    /// Whether the self-wake of a background task (`task/class.rs`) steps
+    /// aside into the yield queue, from the schedule hook on the worker that
+    /// polled it: the same question as `yield_if_busy()`'s, with the same
+    /// amortised checks, and one more reason to step aside, also checked once
+    /// per epoch: other tasks wait in the yield queue, so background tasks that
+    /// wake themselves take turns there at least once per epoch. (Taking turns
+    /// at every self-wake would cost a trip through the shared queue per yield;
+    /// the README's task-class section gives the cost measured on
+    /// `benches/rt_compare.rs`'s `yield_many`.)
+    pub(crate) fn background_steps_aside(&self, task: &TaskMeta) -> bool {
+        let shared = self.shared();
+        if shared.idle.num_idle() > 0 || task.is_cancelled() || task.yield_state().has_entry() {
+            // An idle worker takes whatever waits; an aborted task must reach
+            // the worker that drops it; and a task keeps at most one entry in
+            // the yield queue (a `yield_if_busy()` that stepped aside left one,
+            // and its wake-up will run the task again anyway).
+            return false;
+        }
+        if self.slice.holds(task.id(), || shared.clock_nanos()) {
+            return false;
+        }
+        if !self.local_is_empty() || !shared.injector.is_empty() {
+            return true;
+        }
+        self.yield_gate.is_new_epoch(|| shared.clock_nanos())
+            && (!shared.yield_queue.is_empty()
+                || (shared.driver.poll_for_epoch(self.yield_gate.epoch()) > 0
+                    && !self.local_is_empty())
+                || shared.others_have_work(self.index()))
+    }
+
+    /// Wakes the task (the schedule hook puts it at the back of the local
+    /// deque) and reports the yield.
+    fn give_way(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.shared().metrics.worker(self.index()).count_yield();
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
+    /// Steps a task aside in `yield_if_busy()`: its waker, the task's own,
+    /// goes to the yield queue, to be woken when a worker runs out of other
+    /// work. A task that already has an entry keeps it (see `YieldState`).
+    fn defer_wake(&self, task: &TaskMeta, waker: &Waker) {
+        if !task.yield_state().enter_queue() {
+            return;
+        }
+        let shared = self.shared();
+        let at = shared.clock_nanos();
+        // A deferred wake-up of an aborted task is harmless: the abort wakes
+        // the task itself.
+        let entry = Entry::Wake(DeferredWake::new(task, waker.clone()));
+        let _ = shared.yield_queue.push(self.index(), entry, at);
+        shared.after_shared_push();
+    }
+
+    /// Steps a woken background task aside (from the schedule hook on this
+    /// worker, once [`background_steps_aside`](Self::background_steps_aside)
+    /// said so): the scheduled task itself goes to the yield queue.
+    pub(crate) fn step_aside_woken(&self, runnable: Runnable) {
+        let shared = self.shared();
+        shared.metrics.worker(self.index()).count_yield();
+        let at = shared.clock_nanos();
+        let aborted = shared
+            .yield_queue
+            .push(self.index(), Entry::Run(runnable), at);
+        shared.after_shared_push();
+        if aborted {
+            // Aborted between the look in `background_steps_aside` and the
+            // push: the abort's own sweep may have come first.
+            shared.evict_aborted();
+        }
+    }
+}
+
+impl Shared {
+    /// Hands every aborted background task waiting in the yield queue to
+    /// the workers, which drop it. Called by `JoinHandle::abort` after it
+    /// sets the flag, and by a pusher that finds the flag set after its push
+    /// (see `YieldQueue`'s protocol).
+    pub(crate) fn evict_aborted(&self) {
+        for runnable in self.yield_queue.take_aborted() {
+            self.push_injected(runnable);
+        }
+    }
+}

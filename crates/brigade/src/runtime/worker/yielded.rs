@@ -1,0 +1,91 @@
+//! Taking back a task that stepped aside: a worker takes an entry out of
+//! the yield queue when it has nothing else to do
+//! ([`Core::take_back_yielded`]) or when the queue is overdue
+//! ([`Core::rescue_overdue`]), and runs the task next.
+//!
+//! With nothing else to do, a worker takes the head of its own shard,
+//! unless another shard's head has waited longer by more than an epoch (or
+//! its own shard is empty): then the head that has waited longest anywhere
+//! (`YieldQueue::pop_for` says why). A rescue takes the head that has waited
+//! longest anywhere.
+//!
+//! A deferred wake-up is delivered by the worker that took it, in a mode
+//! that hands the woken task straight back to it (`WakeMode::HandBack`)
+//! instead of queueing it, so the task runs on this worker at once. The
+//! wake counts as the task's own, deferred (a self-wake, for its class).
+
+use super::{Core, WakeMode};
+use crate::task::Runnable;
+use crate::yield_queue::{Entry, Waiting};
+
+impl Core {
+    /// Step 5 of `Core::next_task`: takes back a task from the yield queue
+    /// (see the module docs for which). A wake-up that brings no task (its
+    /// task was woken, and run, already) is used up and the next one tried.
+    pub(super) fn take_back_yielded(&self) -> Option<Runnable> {
+        let shared = self.shared();
+        while let Some(waiting) = shared.yield_queue.pop_for(self.index()) {
+            let (runnable, now) = self.take_back(waiting);
+            shared.yield_rescue.note_served(now);
+            if runnable.is_some() {
+                return runnable;
+            }
+        }
+        None
+    }
+
+    /// The starvation bound (`yield_queue/rescue.rs`), at the first tick of
+    /// an epoch: takes the head of the yield queue if it is overdue and this
+    /// worker wins the rescue, and gives the task a slice.
+    pub(super) fn rescue_overdue(&self) -> Option<Runnable> {
+        let shared = self.shared();
+        let head_at = shared.yield_queue.head_at()?;
+        let now = shared.clock_nanos();
+        if !shared.yield_rescue.try_claim(head_at, now) {
+            return None;
+        }
+        let runnable = self.take_back(shared.yield_queue.pop_oldest()?).0?;
+        self.slice.start(runnable.metadata().id(), now);
+        tracing::trace!(
+            target: "brigade::yield_queue",
+            task = runnable.metadata().id(),
+            waited_ms = now.saturating_sub(head_at) / 1_000_000,
+            "overdue task rescued from the yield queue"
+        );
+        Some(runnable)
+    }
+
+    /// Takes a waiting task out for this worker to run, recording how long
+    /// it waited (and returning the time now).
+    fn take_back(&self, waiting: Waiting) -> (Option<Runnable>, u64) {
+        let shared = self.shared();
+        let now = shared.clock_nanos();
+        shared
+            .metrics
+            .worker(self.index())
+            .yield_delay
+            .record(now.saturating_sub(waiting.since));
+        let runnable = match waiting.entry {
+            Entry::Run(runnable) => Some(runnable),
+            Entry::Wake(wake) => self.deliver_own_wake(|| wake.wake()),
+        };
+        (runnable, now)
+    }
+
+    /// Whether this worker is taking a task back from the yield queue: the
+    /// wake it is delivering is the task's own, deferred.
+    pub(crate) fn is_handing_back(&self) -> bool {
+        self.wake_mode.get() == WakeMode::HandBack
+    }
+
+    /// Delivers a deferred wake-up of a task's own waker (`wake`) so that
+    /// the woken task is handed straight back to this worker to run next
+    /// ([`WakeMode::HandBack`]) rather than queued; `None` if the wake-up
+    /// scheduled nothing (the task had been woken and run meanwhile).
+    fn deliver_own_wake(&self, wake: impl FnOnce()) -> Option<Runnable> {
+        let mode = self.wake_mode.replace(WakeMode::HandBack);
+        wake();
+        self.wake_mode.set(mode);
+        self.handed_back.take()
+    }
+}
