@@ -146,7 +146,12 @@ impl Future for YieldIfBusy {
             return Poll::Ready(());
         }
         if context::may_skip_yield() {
-            context::note_yield_point();
+            if context::note_yield_point() {
+                // Rarely: does the idle worker really serve? (`step_aside.rs`)
+                let poll = step_aside::idle_recheck(cx);
+                self.yielded = poll.is_pending();
+                return poll;
+            }
             return Poll::Ready(());
         }
         let poll = step_aside::slow_path(cx);

@@ -39,7 +39,6 @@
 //! an idle runtime does not wake two threads per event. A worker clears it
 //! and signals when it leaves the poll.
 
-use std::cell::Cell;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
@@ -49,12 +48,12 @@ use std::sync::atomic::AtomicU64;
 use std::thread;
 use std::time::Duration;
 
-use super::{PollPark, UnservedProbe};
 use super::park::Parker;
 use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
 use super::signal::{Listener, RuntimeSignals};
 use super::time::TimeDriver;
+use super::{PollPark, UnservedProbe};
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock, wait};
 
 /// I/O, timers and signals of one runtime.
@@ -222,8 +221,7 @@ impl Driver {
     /// zero-timeout `poll(2)` of the epoll descriptor, which consumes
     /// nothing.
     fn has_pending_work(&self) -> bool {
-        self.time.time_to_next() == Some(Duration::ZERO)
-            || is_readable_now(self.reactor.poll_fd())
+        self.time.time_to_next() == Some(Duration::ZERO) || is_readable_now(self.reactor.poll_fd())
     }
 
     /// When the next timer is due, if one is registered.

@@ -35,7 +35,7 @@
 
 use std::collections::HashMap;
 use std::panic::Location;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_utils::atomic::AtomicCell;
 use std::time::{Duration, Instant};
@@ -43,6 +43,11 @@ use std::time::{Duration, Instant};
 /// What one worker is polling.
 pub(crate) struct PollWatch {
     seq: AtomicU64,
+    /// Fast-path calls since the worker last read the clock for its
+    /// amortised idle check (`Core::recheck_idle`): the counter of an epoch
+    /// gate (`epoch.rs`), kept beside `seq` because the fast path already
+    /// holds this watch. Only the owning worker touches it.
+    gate_calls: AtomicU32,
     location: AtomicCell<Option<&'static Location<'static>>>,
 }
 
@@ -50,6 +55,7 @@ impl Default for PollWatch {
     fn default() -> Self {
         PollWatch {
             seq: AtomicU64::new(0),
+            gate_calls: AtomicU32::new(0),
             location: AtomicCell::new(None),
         }
     }
@@ -70,10 +76,29 @@ impl PollWatch {
     /// monitor has nothing to see through this store beyond `seq` itself; a
     /// late view of it only makes a stretch look longer by one sample.
     /// Two plain operations, no read-modify-write: only this worker writes.
+    ///
+    /// Also counts the call for the worker's amortised idle check: returns
+    /// `true` when the clock is due to be read, on calls 1, 3, 7, … 2^k − 1
+    /// of the gate's counter (as `EpochGate`).
     #[inline(always)]
-    pub(crate) fn yield_point(&self) {
+    pub(crate) fn yield_point(&self) -> bool {
         self.seq
             .store(self.seq.load(Ordering::Relaxed) + 2, Ordering::Relaxed);
+        let calls = self.gate_calls.load(Ordering::Relaxed) + 1;
+        self.gate_calls.store(calls, Ordering::Relaxed);
+        calls & (calls + 1) == 0
+    }
+
+    /// After a clock read of the idle check: a new epoch restarts the
+    /// counter; otherwise, at 2047, it drops back to 1023, so the clock is
+    /// read once per 1024 calls at high call rates (as `EpochGate`).
+    pub(crate) fn gate_read(&self, new_epoch: bool) {
+        let calls = self.gate_calls.load(Ordering::Relaxed);
+        if new_epoch {
+            self.gate_calls.store(0, Ordering::Relaxed);
+        } else if calls >= 2047 {
+            self.gate_calls.store(1023, Ordering::Relaxed);
+        }
     }
 
     /// The poll ended (owning worker only).

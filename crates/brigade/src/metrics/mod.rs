@@ -75,6 +75,8 @@ pub(crate) struct MetricsCells {
     workers: Box<[CachePadded<WorkerCounters>]>,
     spawned: CachePadded<AtomicU64>,
     long_polls: AtomicU64,
+    /// Idle workers found not serving (`Driver::harvest_if_unserved`).
+    idle_not_serving: AtomicU64,
     /// Task class changes (`task/class.rs`): rare, so shared counters.
     demotions: AtomicU64,
     promotions: AtomicU64,
@@ -86,6 +88,7 @@ impl MetricsCells {
             workers: (0..num_workers).map(|_| CachePadded::default()).collect(),
             spawned: CachePadded::default(),
             long_polls: AtomicU64::new(0),
+            idle_not_serving: AtomicU64::new(0),
             demotions: AtomicU64::new(0),
             promotions: AtomicU64::new(0),
         }
@@ -108,6 +111,10 @@ impl MetricsCells {
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn count_long_polls(&self, count: u64) {
         self.long_polls.fetch_add(count, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_idle_not_serving(&self) {
+        self.idle_not_serving.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Merges one histogram of every worker.
@@ -341,6 +348,17 @@ impl RuntimeMetrics {
     /// threshold, while it is still running.
     pub fn long_polls(&self) -> u64 {
         self.cells().long_polls.load(Ordering::Relaxed)
+    }
+
+    /// How many times an idle worker was found not serving: I/O events or
+    /// a due timer had waited an epoch (≈ 33 µs) or more for the worker
+    /// watching the driver, which the kernel had woken but not yet run, as
+    /// happens when every CPU of the host is taken (clients on the same
+    /// machine, a CPU limit, neighbours). A busy worker then served that
+    /// work itself, stepping aside from its `yield_if_busy()` loop for it.
+    /// Zero on a host with CPU to spare.
+    pub fn idle_not_serving(&self) -> u64 {
+        self.cells().idle_not_serving.load(Ordering::Relaxed)
     }
 
     /// How many times a spare worker started serving in place of a stuck

@@ -176,11 +176,13 @@ pub(crate) fn may_skip_yield() -> bool {
 
 /// Tells the long-poll detector that the running task reached a yield
 /// point, so the stretch it measures restarts (`yield_if_busy()` calls this
-/// when it lets the task continue). One TLS read and, on a worker with the
-/// detector on, two plain memory operations on that worker's own watch.
+/// when it lets the task continue), and counts the call for the fast
+/// path's amortised idle check: one TLS read and, on a worker, a few plain
+/// memory operations on that worker's own watch. Returns `true` when the
+/// check's clock back-off says to read the clock (`Core::recheck_idle`).
 #[inline(always)]
-pub(crate) fn note_yield_point() {
-    POLL_WATCH.with(|watch| watch.with(|watch| watch.map(PollWatch::yield_point)));
+pub(crate) fn note_yield_point() -> bool {
+    POLL_WATCH.with(|watch| watch.with(|watch| watch.is_some_and(PollWatch::yield_point)))
 }
 
 /// Runs `f` with `yield_if_busy()`'s fast path switched off on this thread
@@ -298,15 +300,11 @@ pub(crate) fn run_worker<R>(core: &Core, f: impl FnOnce() -> R) -> R {
     let run = || WORKER.with(|worker| worker.set(core, f));
     // Yield points bump the watch for the long-poll detector and for
     // compensation, which both need to tell stretches apart.
-    let config = &shared.config;
-    let watched = config.long_poll_threshold.is_some() || config.compensation_threshold.is_some();
+    // It also counts fast-path calls for the amortised idle check, so it is
+    // set on every worker.
     let with_watch = || {
-        if watched {
-            let watch = &shared.metrics.worker(core.index()).watch;
-            POLL_WATCH.with(|current| current.set(watch, run))
-        } else {
-            run()
-        }
+        let watch = &shared.metrics.worker(core.index()).watch;
+        POLL_WATCH.with(|current| current.set(watch, run))
     };
     with_handle(core.handle(), false, with_watch)
 }

@@ -31,6 +31,8 @@ pub(crate) mod thread_cpu;
 mod tokio_compat;
 pub(crate) mod worker;
 
+#[cfg(all(test, not(loom)))]
+mod crowded_host_tests;
 #[cfg(all(test, loom))]
 mod loom_models;
 

@@ -58,7 +58,7 @@ use crate::sync::deque::Steal;
 
 use super::{Handle, Shared, context};
 use crate::admission::ElasticPoll;
-use crate::driver::{EVENT_INTERVAL, Parker, PollPark};
+use crate::driver::{EVENT_INTERVAL, Parker, PollPark, UnservedProbe};
 use crate::epoch::{EpochGate, epoch_of};
 use crate::task::task_ref::TaskRef;
 use crate::task::{Runnable, TaskMeta};
@@ -129,6 +129,11 @@ pub(crate) struct Core {
     yield_gate: EpochGate,
     /// The epochs of this loop: its driver poll and its rescue check.
     loop_gate: EpochGate,
+    /// The epoch of the fast path's last idle check (its counter is in the
+    /// worker's `PollWatch`).
+    idle_check_epoch: Cell<u64>,
+    /// What this worker saw at its previous check that the driver is served.
+    unserved: UnservedProbe,
 }
 
 impl Core {
@@ -152,6 +157,8 @@ impl Core {
             in_block_in_place: Cell::new(false),
             yield_gate: EpochGate::new(),
             loop_gate: EpochGate::new(),
+            idle_check_epoch: Cell::new(u64::MAX),
+            unserved: UnservedProbe::default(),
         }
     }
 
@@ -337,8 +344,9 @@ impl Core {
         let new_epoch = self.loop_gate.is_new_epoch(|| self.shared.clock_nanos());
         if tick % EVENT_INTERVAL == 0 {
             self.shared.driver.poll_nonblocking();
-        } else if new_epoch {
-            self.shared.driver.poll_for_epoch(self.loop_gate.epoch());
+        }
+        if new_epoch {
+            self.poll_for_epoch(self.loop_gate.epoch());
         }
         if new_epoch && let Some(runnable) = self.rescue_overdue() {
             return Some(runnable);
@@ -369,7 +377,7 @@ impl Core {
             return None;
         }
         let epoch = epoch_of(self.shared.clock_nanos());
-        if self.shared.driver.poll_for_epoch(epoch) > 0
+        if self.poll_for_epoch(epoch) > 0
             && let Some(runnable) = self.local.pop()
         {
             return Some(runnable);
@@ -549,6 +557,58 @@ impl Core {
                 .poll_duration
                 .record(self.shared.clock_nanos().saturating_sub(started));
         }
+    }
+
+    /// The epoch poll of a busy worker (`Driver::poll_for_epoch`), or, while
+    /// a worker watches the driver, the check that it serves
+    /// ([`Self::serve_unserved`]). Returns how many tasks it woke.
+    fn poll_for_epoch(&self, epoch: u64) -> usize {
+        if self.shared.driver.is_watched() {
+            usize::from(self.serve_unserved(epoch))
+        } else {
+            self.shared.driver.poll_for_epoch(epoch)
+        }
+    }
+
+    /// The fast path's amortised check, once its clock back-off says to
+    /// read the clock (`context::note_yield_point`): at the first read of
+    /// each epoch, whether work waits for an idle worker that has not run
+    /// ([`Self::serve_unserved`]). Returns whether that left tasks in this
+    /// worker's deque, for the running task to step aside for.
+    fn recheck_idle(&self) -> bool {
+        let watch = &self.shared.metrics.worker(self.index).watch;
+        let epoch = epoch_of(self.shared.clock_nanos());
+        let new_epoch = self.idle_check_epoch.replace(epoch) != epoch;
+        watch.gate_read(new_epoch);
+        new_epoch && self.serve_unserved(epoch) && !self.local.is_empty()
+    }
+
+    /// Serves, on this worker, I/O and timers that have waited an epoch for
+    /// the worker watching the driver, which the kernel has woken but not
+    /// run (`Driver::harvest_if_unserved`): the woken tasks come to this
+    /// worker's deque, without waking anyone for the first. Returns whether
+    /// it found any.
+    fn serve_unserved(&self, epoch: u64) -> bool {
+        let mode = self.wake_mode.replace(WakeMode::Silent);
+        let woken = self
+            .shared
+            .driver
+            .harvest_if_unserved(&self.unserved, epoch);
+        self.wake_mode.set(mode);
+        if woken == 0 {
+            return false;
+        }
+        self.shared.metrics.count_idle_not_serving();
+        tracing::debug!(
+            target: "brigade::driver",
+            worker = self.index,
+            woken,
+            "idle worker not serving: a busy worker serves its I/O and timers"
+        );
+        if self.local.len() > 1 {
+            self.shared.idle.notify_one();
+        }
+        true
     }
 
     fn wait_for_work(&self) {

@@ -64,6 +64,22 @@ enum Decision {
     StepAside,
 }
 
+/// The fast path's amortised check (`coop.rs`), when its clock back-off
+/// says to read the clock: once per epoch, whether the idle worker it
+/// trusted really serves (`Core::recheck_idle`). If it does not, this
+/// worker has harvested the waiting I/O and timers itself, and the task
+/// moves to the back of its deque so that the woken tasks run now, on this
+/// CPU.
+#[cold]
+#[inline(never)]
+pub(crate) fn idle_recheck(cx: &mut Context<'_>) -> Poll<()> {
+    let gave_way = context::with_current_worker(|core| match core {
+        Some(core) if core.recheck_idle() => Some(core.give_way(cx)),
+        _ => None,
+    });
+    gave_way.unwrap_or(Poll::Ready(()))
+}
+
 /// `yield_if_busy()` when its fast path found no worker idle (or attention
 /// held): decides and carries out whether the task steps aside. Returns
 /// `Pending` if it gave way.
@@ -116,7 +132,7 @@ impl Core {
                 // The fast path was skipped, so do its amortised I/O poll:
                 // an idle worker may be asleep outside the driver.
                 if self.yield_gate.is_new_epoch(|| shared.clock_nanos())
-                    && shared.driver.poll_for_epoch(self.yield_gate.epoch()) > 0
+                    && self.poll_for_epoch(self.yield_gate.epoch()) > 0
                     && !self.local_is_empty()
                 {
                     return self.give_way(cx);
@@ -171,7 +187,7 @@ impl Core {
         if !self.yield_gate.is_new_epoch(|| shared.clock_nanos()) {
             return Decision::Continue;
         }
-        if shared.driver.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty() {
+        if self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty() {
             return Decision::MoveToBack;
         }
         if !shared.injector.is_empty() || shared.others_have_work(self.index()) {
@@ -215,8 +231,7 @@ impl Core {
         }
         self.yield_gate.is_new_epoch(|| shared.clock_nanos())
             && (!shared.yield_queue.is_empty()
-                || (shared.driver.poll_for_epoch(self.yield_gate.epoch()) > 0
-                    && !self.local_is_empty())
+                || (self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty())
                 || shared.others_have_work(self.index()))
     }
 
