@@ -74,6 +74,8 @@ pub(crate) struct MetricsCells {
     workers: Box<[CachePadded<WorkerCounters>]>,
     spawned: CachePadded<AtomicU64>,
     long_polls: AtomicU64,
+    /// Stuck stretches left uncompensated as descheduled (`runtime/compensation/judge.rs`).
+    descheduled: AtomicU64,
     /// Task class changes (`task/class.rs`): rare, so shared counters.
     demotions: AtomicU64,
     promotions: AtomicU64,
@@ -85,6 +87,7 @@ impl MetricsCells {
             workers: (0..num_workers).map(|_| CachePadded::default()).collect(),
             spawned: CachePadded::default(),
             long_polls: AtomicU64::new(0),
+            descheduled: AtomicU64::new(0),
             demotions: AtomicU64::new(0),
             promotions: AtomicU64::new(0),
         }
@@ -107,6 +110,11 @@ impl MetricsCells {
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn count_long_polls(&self, count: u64) {
         self.long_polls.fetch_add(count, Ordering::Relaxed);
+    }
+
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+    pub(crate) fn count_descheduled(&self) {
+        self.descheduled.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Merges one histogram of every worker.
@@ -312,6 +320,15 @@ impl RuntimeMetrics {
     /// threshold, while it is still running.
     pub fn long_polls(&self) -> u64 {
         self.shared.metrics.long_polls.load(Ordering::Relaxed)
+    }
+
+    /// Stretches past the compensation threshold (see
+    /// [`Builder::compensation_threshold`](crate::Builder::compensation_threshold))
+    /// whose worker was not blocked but runnable and waiting for a CPU: the
+    /// OS had descheduled it on a crowded host, so no spare took its place.
+    /// Each is counted once, while it is still running.
+    pub fn descheduled_stretches(&self) -> u64 {
+        self.shared.metrics.descheduled.load(Ordering::Relaxed)
     }
 
     /// How many times a spare worker started serving in place of a stuck

@@ -27,6 +27,8 @@ mod shared;
 mod shutdown;
 pub(crate) mod spare;
 pub(crate) mod thread_cpu;
+#[cfg(not(loom))]
+mod thread_state;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
 pub(crate) mod worker;
