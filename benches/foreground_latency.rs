@@ -8,10 +8,13 @@
 //! 10 µs (or 100 µs) units of CPU work with the variant's yield point after
 //! each unit, as in `examples/mixed_load.rs` (which reports percentiles).
 //! Worker threads: `BENCH_WORKERS`, else the available parallelism.
+//! `BENCH_NEIGHBOURS=N` crowds the host with N busy neighbour processes
+//! for the whole run (`brigade_examples::neighbours`).
 //!
 //! ```text
 //! cargo bench -p brigade-benches --bench foreground_latency
 //! BENCH_WORKERS=4 cargo bench -p brigade-benches --bench foreground_latency
+//! BENCH_NEIGHBOURS=1 cargo bench -p brigade-benches --bench foreground_latency
 //! ```
 
 use std::time::{Duration, Instant};
@@ -59,6 +62,7 @@ fn foreground_round_trip(c: &mut Criterion) {
 }
 
 fn main() {
+    let _neighbours = brigade_examples::neighbours::bench_neighbours();
     // Defaults set here (not on the group) so command-line options override them.
     let mut criterion = Criterion::default()
         .sample_size(20)

@@ -11,6 +11,7 @@
 # usage: scripts/kv_bench.sh [--rounds R] [--requests N] [--clients C]
 #                            [--workers "2 1"] [--out DIR]
 # Extra server flags can be given in KV_FLAGS (e.g. KV_FLAGS="--elastic").
+# NEIGHBOURS=N crowds the host with N busy processes for the whole run.
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
         --clients) clients=$2; shift 2 ;;
         --workers) workers_list=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -38,7 +39,14 @@ mkdir -p "$out"
 results="$out/results.tsv"
 printf 'round\tworkers\truntime\tsnapshot\ttest\trps\tp50_ms\tp99_ms\tsnap_MBps\tsnap_Mkeys\n' >"$results"
 server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
+neighbour_pids=()
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+      [ ${#neighbour_pids[@]} -gt 0 ] && kill "${neighbour_pids[@]}" 2>/dev/null || true' EXIT
+# Busy neighbours (as `brigade_examples::neighbours` starts them).
+for _ in $(seq "${NEIGHBOURS:-0}"); do
+    sh -c 'while :; do :; done' &
+    neighbour_pids+=($!)
+done
 
 # One run: starts the server, benchmarks it, appends two rows to $results.
 run_one() {

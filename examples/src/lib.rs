@@ -1,6 +1,6 @@
 //! Shared code of brigade's examples and benches: the comparison harness
 //! (brigade or tokio, the runtime abstraction, the benches' settings), the
-//! calibrated busy work, the workloads written once for both runtimes, the
+//! calibrated busy work, the busy neighbour processes that crowd the host, the workloads written once for both runtimes, the
 //! scaling bench's settings and tables, and the mixed-load, stuck-worker,
 //! flood, `http_import` and `kv` demos and the soak test (configuration,
 //! measurement, report and chart), kept in a library so that it is
@@ -13,6 +13,7 @@ pub mod harness;
 pub mod http_import;
 pub mod kv;
 pub mod mixed_load;
+pub mod neighbours;
 pub mod scaling;
 pub mod soak;
 pub mod stuck_worker;

@@ -16,6 +16,8 @@
 use std::io;
 use std::time::Duration;
 
+use crate::neighbours::Neighbours;
+
 mod chart;
 mod config;
 mod measure;
@@ -64,7 +66,7 @@ pub fn run_variant(config: &Config, variant: Variant, unit_iterations: u64) -> i
 /// Runs the demo: every selected variant, then the table and the chart.
 pub fn run(config: &Config) -> io::Result<Vec<Outcome>> {
     println!(
-        "mixed_load: {} workers, {} background tasks × {} µs units, {:.1} s per variant{}",
+        "mixed_load: {} workers, {} background tasks × {} µs units, {:.1} s per variant{}{}",
         config.workers,
         config.background_tasks,
         config.unit_us,
@@ -73,6 +75,10 @@ pub fn run(config: &Config) -> io::Result<Vec<Outcome>> {
             ", brigade with its fallback driver thread"
         } else {
             ""
+        },
+        match config.neighbours {
+            0 => String::new(),
+            count => format!(", {count} busy neighbour process(es)"),
         },
     );
     let selected: Vec<Variant> = VARIANTS
@@ -92,7 +98,10 @@ pub fn run(config: &Config) -> io::Result<Vec<Outcome>> {
                 "running {} ({unit_iterations} iterations per unit) ...",
                 variant.name
             );
+            // After the calibration, which measures an uncrowded unit.
+            let neighbours = Neighbours::start(config.neighbours)?;
             let outcome = run_variant(config, *variant, unit_iterations)?;
+            drop(neighbours);
             match outcomes.get_mut(index) {
                 Some(total) => total.merge(outcome),
                 None => outcomes.push(outcome),
@@ -117,6 +126,7 @@ mod tests {
             driver_thread: false,
             period: Duration::from_millis(1),
             rounds: 1,
+            neighbours: 0,
             out: std::env::temp_dir().join("brigade-mixed-load-smoke.svg"),
         };
         let outcomes = run(&config).unwrap();

@@ -124,6 +124,18 @@
 //! hand-offs and [`num_serving_spares`](RuntimeMetrics::num_serving_spares)
 //! says how many spares serve now.
 //!
+//! A spare helps only a worker that is off the CPU because it *blocks*.
+//! Before starting one, the monitor asks the kernel (on Linux) about the
+//! stuck worker's thread. Blocked in a system call or a wait: it gets its
+//! spare, as before. Runnable: if its CPU clock barely moved over the last
+//! sampling interval, the OS descheduled it on a crowded host (a load
+//! generator, a busy neighbour, more threads than CPUs) and it waits for a
+//! CPU; a spare would wait too and crowd the host further, so none starts
+//! ([`descheduled_stretches`](RuntimeMetrics::descheduled_stretches) counts
+//! these). If its clock kept moving, it is a long poll computing without
+//! a yield point, and it gets a spare (one sampling interval later) only
+//! while the host has an idle CPU for the spare to run on.
+//!
 //! # Tracing
 //! brigade reports what its scheduler does through the
 //! [`tracing`](https://docs.rs/tracing) crate and installs no subscriber.
@@ -132,7 +144,7 @@
 //! | target | level | events (fields) |
 //! |---|---|---|
 //! | `brigade::long_poll` | warn | a long poll, while it runs (`running=true`) and when it ends (`running=false`) (`worker`, `spawned_at`, `duration_ms`) |
-//! | `brigade::compensation` | info, warn, debug | info: a stuck worker gets a spare (`worker`, `spawned_at`, `stuck_ms`); warn: a stuck worker finds every spare serving; debug: a spare starts serving, a worker enters `block_in_place`, a covered worker is back |
+//! | `brigade::compensation` | info, warn, debug | info: a stuck worker gets a spare (`worker`, `spawned_at`, `stuck_ms`); warn: a stuck worker finds every spare serving; debug: a spare starts serving, a worker enters `block_in_place`, a covered worker is back, a stuck worker is left without a spare as descheduled or as CPU-bound on a host with no idle CPU (`worker`, `spawned_at`, `stuck_ms`) |
 //! | `brigade::runtime` | debug, warn | runtime started, shutting down, shut down; shutdown timed out |
 //! | `brigade::runtime::worker` | debug | `worker started`, `worker parking`, `worker unparked`, `worker stopped` (`worker`: its index) |
 //! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` by at least 0.01 (`limit`, `previous`, `p99_us`, `recent_p99_us`, `waiting`) |

@@ -8,7 +8,7 @@ use std::time::Duration;
 /// Usage text.
 pub const HELP: &str = "\
 usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] [--out PATH]
-                  [--period-us P] [--rounds R] [--driver-thread]
+                  [--period-us P] [--rounds R] [--driver-thread] [--neighbours N]
 
   --bg B        background tasks (default 8)
   --unit-us U   µs of CPU work per background unit (default 10)
@@ -21,7 +21,10 @@ usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] 
   --rounds R    run the selected variants R times over, interleaved (default 1);
                 latencies are pooled, background figures are the median round
   --driver-thread
-                brigade with its fallback driver thread (Builder::driver_thread)";
+                brigade with its fallback driver thread (Builder::driver_thread)
+  --neighbours N
+                crowd the host: N busy threads in processes of their own run beside
+                each variant (after its calibration); default 0";
 
 /// The demo's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +50,9 @@ pub struct Config {
     /// the background throughput of each round be compared with the same
     /// round's reference, run moments apart on a machine whose speed drifts.
     pub rounds: usize,
+    /// Busy neighbour processes crowding the host while each variant runs
+    /// (`crate::neighbours`).
+    pub neighbours: usize,
 }
 
 impl Default for Config {
@@ -60,6 +66,7 @@ impl Default for Config {
             driver_thread: false,
             period: Duration::from_millis(1),
             rounds: 1,
+            neighbours: 0,
             out: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("../target/brigade-report/mixed_load.svg"),
         }
@@ -99,6 +106,7 @@ impl Config {
                 "--out" => config.out = PathBuf::from(value()?),
                 "--driver-thread" => config.driver_thread = true,
                 "--rounds" => config.rounds = parse_positive(&flag, &value()?)?,
+                "--neighbours" => config.neighbours = parse_number(&flag, &value()?)?,
                 "--period-us" => {
                     config.period = Duration::from_micros(parse_positive(&flag, &value()?)?)
                 }
@@ -147,6 +155,8 @@ mod tests {
             "10000",
             "--rounds",
             "3",
+            "--neighbours",
+            "2",
         ])
         .unwrap();
         assert_eq!(config.background_tasks, 64);
@@ -159,6 +169,7 @@ mod tests {
         assert_eq!(defaults.period, Duration::from_millis(1));
         assert_eq!(config.period, Duration::from_millis(10));
         assert_eq!((defaults.rounds, config.rounds), (1, 3));
+        assert_eq!((defaults.neighbours, config.neighbours), (0, 2));
     }
 
     #[test]

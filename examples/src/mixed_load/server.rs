@@ -116,9 +116,10 @@ impl Running {
             // task classes and rescues of starving yielded work.
             let metrics = rt.metrics();
             eprintln!(
-                "  brigade: {} long polls, {} compensations, {} demotions, {} promotions, {} yield-queue rescues, yield delay max {:?}",
+                "  brigade: {} long polls, {} compensations, {} descheduled, {} demotions, {} promotions, {} yield-queue rescues, yield delay max {:?}",
                 metrics.long_polls(),
                 metrics.compensations(),
+                metrics.descheduled_stretches(),
                 metrics.demotions(),
                 metrics.promotions(),
                 metrics.yield_queue_rescues(),

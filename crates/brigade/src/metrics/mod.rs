@@ -77,6 +77,8 @@ pub(crate) struct MetricsCells {
     long_polls: AtomicU64,
     /// Idle workers found not serving (`Driver::harvest_if_unserved`).
     idle_not_serving: AtomicU64,
+    /// Stuck stretches left uncompensated as descheduled (`runtime/compensation/judge.rs`).
+    descheduled: AtomicU64,
     /// Task class changes (`task/class.rs`): rare, so shared counters.
     demotions: AtomicU64,
     promotions: AtomicU64,
@@ -89,6 +91,7 @@ impl MetricsCells {
             spawned: CachePadded::default(),
             long_polls: AtomicU64::new(0),
             idle_not_serving: AtomicU64::new(0),
+            descheduled: AtomicU64::new(0),
             demotions: AtomicU64::new(0),
             promotions: AtomicU64::new(0),
         }
@@ -115,6 +118,11 @@ impl MetricsCells {
 
     pub(crate) fn count_idle_not_serving(&self) {
         self.idle_not_serving.fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+    pub(crate) fn count_descheduled(&self) {
+        self.descheduled.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Merges one histogram of every worker.
@@ -359,6 +367,15 @@ impl RuntimeMetrics {
     /// Zero on a host with CPU to spare.
     pub fn idle_not_serving(&self) -> u64 {
         self.cells().idle_not_serving.load(Ordering::Relaxed)
+    }
+
+    /// Stretches past the compensation threshold (see
+    /// [`Builder::compensation_threshold`](crate::Builder::compensation_threshold))
+    /// whose worker was not blocked but runnable and waiting for a CPU: the
+    /// OS had descheduled it on a crowded host, so no spare took its place.
+    /// Each is counted once, while it is still running.
+    pub fn descheduled_stretches(&self) -> u64 {
+        self.cells().descheduled.load(Ordering::Relaxed)
     }
 
     /// How many times a spare worker started serving in place of a stuck

@@ -237,6 +237,11 @@ impl Builder {
     /// [`spawn_blocking`](crate::spawn_blocking), and long computations
     /// need [`yield_if_busy`](crate::yield_if_busy) between their units.
     ///
+    /// A worker whose thread is runnable rather than blocked gets no spare
+    /// while it waits for a CPU (the OS descheduled it on a crowded host),
+    /// and a computing one gets one only while the host has an idle CPU: see
+    /// the crate docs' "Long polls and stuck workers".
+    ///
     /// When the stuck poll returns, the spare finishes its current task,
     /// hands its queued tasks back and steps down, so the number of workers
     /// running goes back to the configured count; its thread waits

@@ -27,6 +27,8 @@ mod shutdown;
 pub(crate) mod spare;
 mod task_host;
 pub(crate) mod thread_cpu;
+#[cfg(not(loom))]
+mod thread_state;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
 pub(crate) mod worker;

@@ -10,7 +10,9 @@
 //! - samples the workers' poll watches for the long-poll detector, and
 //!   covers workers stuck past the compensation threshold while work waits
 //!   and no worker is idle, starting spare workers for them
-//!   (`compensation/`, `spare.rs`);
+//!   (`compensation/`, `spare.rs`), unless the kernel says a spare cannot
+//!   help: the worker is runnable, waiting for a CPU or computing on a host
+//!   with no idle CPU (`compensation/judge.rs`);
 //! - hands the driver on when workers sleep but none sleeps in the driver
 //!   (`Idle::hand_off_driver`), at every wake-up: the worker that slept in
 //!   it may have left to run a task that never returns to the scheduler (a
@@ -43,6 +45,7 @@ use std::time::{Duration, Instant};
 
 use super::Shared;
 use super::compensation::MonitorCover;
+use super::compensation::judge::{StuckJudge, Verdict};
 use crate::metrics::LatencySnapshot;
 use crate::metrics::long_poll::{LongPollDetector, Running};
 
@@ -79,7 +82,13 @@ fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
 /// (see `runtime/compensation/`). Also retries starting spares that covered slots
 /// still lack (a thread that could not be started). Returns whether a slot
 /// needed a spare but every spare was serving already.
-fn compensate(shared: &Arc<Shared>, running: &[Running], threshold: Duration) -> bool {
+fn compensate(
+    shared: &Arc<Shared>,
+    running: &[Running],
+    threshold: Duration,
+    judge: &mut StuckJudge,
+    now: Instant,
+) -> bool {
     let compensation = &shared.compensation;
     let mut polled_driver = false;
     for stretch in running {
@@ -100,7 +109,7 @@ fn compensate(shared: &Arc<Shared>, running: &[Running], threshold: Duration) ->
                 shared.driver.poll_nonblocking();
             }
         }
-        if !shared.has_waiting_work() {
+        if !shared.has_waiting_work() || !spare_helps(shared, judge, stretch, now) {
             continue;
         }
         if compensation.serving() >= compensation.max_spares() {
@@ -142,6 +151,42 @@ fn compensate(shared: &Arc<Shared>, running: &[Running], threshold: Duration) ->
     false
 }
 
+/// Whether a spare can help the worker stuck in `stretch`: not when its
+/// thread is runnable, waiting for a CPU or running on a host with no idle
+/// CPU (the rule is on [`StuckJudge`]). Reports the stretches it leaves
+/// uncompensated, once per stretch and verdict.
+fn spare_helps(shared: &Shared, judge: &mut StuckJudge, stretch: &Running, now: Instant) -> bool {
+    let clock = shared.compensation.clock(stretch.slot);
+    let (verdict, news) = judge.judge(stretch.slot, stretch.seq, clock, now);
+    if news {
+        let stuck_ms = stretch.ran_for.as_millis() as u64;
+        match verdict {
+            Verdict::Descheduled => {
+                shared.metrics.count_descheduled();
+                tracing::debug!(
+                    target: "brigade::compensation",
+                    worker = stretch.slot,
+                    spawned_at = %stretch.location,
+                    stuck_ms,
+                    "worker {} is runnable but waiting for a CPU (descheduled, not compensated)",
+                    stretch.slot,
+                );
+            }
+            Verdict::CpuBoundHostFull => tracing::debug!(
+                target: "brigade::compensation",
+                worker = stretch.slot,
+                spawned_at = %stretch.location,
+                stuck_ms,
+                "worker {} runs a CPU-bound stretch and the host has no idle CPU \
+                 (a long poll, not compensated)",
+                stretch.slot,
+            ),
+            _ => {}
+        }
+    }
+    verdict.compensates()
+}
+
 /// Samples the controller's p99 should rest on: 20 above the p99 per window.
 const SAMPLES_PER_WINDOW: u64 = 2000;
 
@@ -152,6 +197,8 @@ struct Monitor {
     window_len: usize,
     next_tick: Instant,
     detector: Option<LongPollDetector>,
+    /// Tells blocked workers from runnable ones before they are compensated.
+    judge: StuckJudge,
     next_watch: Instant,
     /// The limit last reported in a debug event.
     reported_limit: f64,
@@ -184,6 +231,7 @@ impl Monitor {
                     .as_ref()
                     .map_or(Duration::MAX / 4, LongPollDetector::interval),
             detector,
+            judge: StuckJudge::new(shared.stealers.len()),
             shared,
         }
     }
@@ -236,7 +284,13 @@ impl Monitor {
             self.shared.idle.notify_spare(compensation.first_spare());
         }
         if let Some(threshold) = self.shared.config.compensation_threshold {
-            let short = compensate(&self.shared, detector.running(), threshold);
+            let short = compensate(
+                &self.shared,
+                detector.running(),
+                threshold,
+                &mut self.judge,
+                now,
+            );
             if short && !self.warned_no_spare {
                 tracing::warn!(
                     target: "brigade::compensation",

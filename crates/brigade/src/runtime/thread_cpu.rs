@@ -7,13 +7,19 @@
 //! another thread's clock too). Elsewhere every reading is `None`, and a
 //! covered stretch is charged in full, as it may have been a CPU loop.
 
-/// A thread's CPU clock, readable from any thread while that thread lives.
+/// A thread's CPU clock, readable from any thread while that thread lives,
+/// and the thread's kernel id (for `thread_state.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ThreadClock(#[cfg_attr(not(target_os = "linux"), allow(dead_code))] i64);
+pub(crate) struct ThreadClock {
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    clock: i32,
+    /// The kernel thread id; 0 in [`NONE`](Self::NONE) (real ids are positive).
+    tid: i32,
+}
 
 impl ThreadClock {
     /// No clock: every reading is `None`.
-    pub(crate) const NONE: ThreadClock = ThreadClock(i64::MIN);
+    pub(crate) const NONE: ThreadClock = ThreadClock { clock: 0, tid: 0 };
 
     /// The calling thread's CPU clock.
     pub(crate) fn current() -> ThreadClock {
@@ -23,8 +29,10 @@ impl ThreadClock {
             // SAFETY: `pthread_self` is always a valid thread of this
             // process, and `clock` is a valid place to write the result.
             let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
-            if rc == 0 {
-                return ThreadClock(i64::from(clock));
+            // SAFETY: `gettid` takes no arguments and cannot fail.
+            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+            if rc == 0 && tid > 0 {
+                return ThreadClock { clock, tid };
             }
         }
         ThreadClock::NONE
@@ -32,12 +40,21 @@ impl ThreadClock {
 
     /// As stored in an atomic.
     pub(crate) fn to_bits(self) -> i64 {
-        self.0
+        (i64::from(self.tid) << 32) | i64::from(self.clock as u32)
     }
 
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn from_bits(bits: i64) -> ThreadClock {
-        ThreadClock(bits)
+        ThreadClock {
+            clock: bits as u32 as i32,
+            tid: (bits >> 32) as i32,
+        }
+    }
+
+    /// The thread's kernel id (`gettid`), if known.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+    pub(crate) fn tid(self) -> Option<i32> {
+        (self.tid > 0).then_some(self.tid)
     }
 
     /// CPU nanoseconds the thread has used, if known. `None` also when the
@@ -46,7 +63,7 @@ impl ThreadClock {
     pub(crate) fn read(self) -> Option<u64> {
         #[cfg(target_os = "linux")]
         if self != ThreadClock::NONE {
-            return read_clock(self.0 as libc::clockid_t);
+            return read_clock(self.clock as libc::clockid_t);
         }
         None
     }
@@ -104,5 +121,7 @@ mod tests {
         assert!(other.read().unwrap() - first < 10_000_000);
         sleeper.join().unwrap();
         assert_eq!(ThreadClock::NONE.read(), None);
+        assert_eq!(ThreadClock::from_bits(other.to_bits()), other);
+        assert!(other.tid().is_some() && ThreadClock::NONE.tid().is_none());
     }
 }

@@ -26,7 +26,8 @@
 //! A slot is *covered* while a spare has been asked to serve in its place:
 //! - the monitor covers a slot whose current stretch (a poll, or the part of
 //!   one between two yield points) has run past the compensation threshold
-//!   while work waits and no worker is idle;
+//!   while work waits and no worker is idle, unless its thread is runnable
+//!   rather than blocked and a spare cannot help (`judge.rs`);
 //! - `block_in_place` covers its own slot for the length of its closure.
 //!
 //! The cover ends when the stretch does. The monitor ends a cover it made
@@ -666,6 +667,9 @@ impl<D> Spares<D> {
         self.slots.iter().position(|slot| slot.state == state)
     }
 }
+
+#[cfg(not(loom))]
+pub(crate) mod judge;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
