@@ -10,9 +10,23 @@
 //! that reads as "idle"), one atomic load, a subtract-and-compare and a
 //! branch. Before returning it tells the long-poll detector that the task
 //! reached a yield point (`context::note_yield_point`: one more
-//! thread-local read and, with the detector on, an increment of the
-//! worker's own watch), so a loop that never needs to step aside is not
-//! reported as one long poll or compensated for as a stuck worker.
+//! thread-local read and a few plain operations on the worker's own watch),
+//! so a loop that never needs to step aside is not reported as one long
+//! poll or compensated for as a stuck worker.
+//!
+//! ## Trust in an idle worker, checked once per epoch
+//! On a crowded host (clients on the same machine, a CPU limit,
+//! neighbours) an idle worker may be woken by the kernel yet not run for a
+//! scheduler tick, and work would wait for it while this loop runs on. So
+//! the same note counts calls as an epoch gate does (`epoch.rs`): on calls
+//! 1, 3, 7, … of its counter, once per 1024 calls at high rates, the fast
+//! path reads the clock, and at the first read of each epoch asks whether
+//! I/O or a due timer has waited an epoch for the worker that watches the
+//! driver (`Core::recheck_idle`, `driver/poll.rs`: "the crowded-host
+//! hand-off"). If so, this worker harvests it, and the task moves to the
+//! back of its deque so that the woken tasks run now, on this CPU. Tasks
+//! woken from other threads need no check: a notification claims the idle
+//! worker it wakes, which stops counting as idle at once (`idle.rs`).
 //!
 //! Otherwise it takes the slow path, which decides whether and how the task
 //! steps aside: the scheduler owns that whole operation

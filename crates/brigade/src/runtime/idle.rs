@@ -41,7 +41,12 @@
 //!   yield queue) calls [`Idle::notify_one`] afterwards. If no worker is
 //!   searching and one is idle, it pops a sleeper and, still under the lock,
 //!   moves it from idle to searching and unparks it. The woken worker is
-//!   therefore already counted as searching when it runs.
+//!   therefore already counted as searching when it runs, and no longer as
+//!   idle from the moment it is woken: `yield_if_busy()` does not trust a
+//!   worker that has been handed work but may not yet have a CPU (Go's
+//!   `wakep` takes a processor for a thread before it wakes it, likewise).
+//!   A worker woken by the kernel out of the driver's poll is still counted
+//!   idle until it runs; busy workers check that it serves (`coop.rs`).
 //!
 //! ## The race this closes
 //! The danger is a worker that checks the queues, finds them empty, and
