@@ -118,6 +118,15 @@ impl Future for YieldNow {
 /// background work uses all spare CPU without delaying foreground tasks by
 /// more than one unit.
 ///
+/// An idle worker is trusted to serve new work, but not blindly: on a
+/// crowded host (a load generator on the same machine, a CPU limit,
+/// neighbours) the kernel may wake it and yet not run it for a scheduler
+/// tick. About once per epoch (≈ 33 µs) the call checks whether I/O or a due
+/// timer has waited that long for such a worker; if so, this worker serves
+/// it, and the call steps aside for the tasks it woke
+/// ([`RuntimeMetrics::idle_not_serving`](crate::RuntimeMetrics::idle_not_serving)
+/// counts these).
+///
 /// Outside a brigade worker thread (inside `block_on`, on a blocking-pool
 /// thread, on another runtime) it completes immediately.
 ///

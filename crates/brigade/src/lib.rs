@@ -95,6 +95,9 @@
 //!   long-poll threshold, and
 //!   [`compensations`](RuntimeMetrics::compensations): how often a spare
 //!   worker took a stuck worker's place (see below);
+//! - [`idle_not_serving`](RuntimeMetrics::idle_not_serving): how often an
+//!   idle worker was found not serving on a crowded host, and a busy
+//!   worker served its I/O and timers instead (see [`yield_if_busy`]);
 //! - worker, task, poll, steal and park counts.
 //!
 //! Read [`scheduling_latency`](RuntimeMetrics::scheduling_latency) over a
@@ -149,6 +152,7 @@
 //! | `brigade::runtime::worker` | debug | `worker started`, `worker parking`, `worker unparked`, `worker stopped` (`worker`: its index) |
 //! | `brigade::runtime::monitor` | debug | `elastic utilization limit changed` by at least 0.01 (`limit`, `previous`, `p99_us`, `recent_p99_us`, `waiting`) |
 //! | `brigade::driver::poll` | debug | fallback driver thread started, stopped |
+//! | `brigade::driver` | debug | `idle worker not serving: a busy worker serves its I/O and timers` (`worker`, `woken`) |
 //! | `brigade::class` | debug | `task demoted to background`, `task promoted to foreground` (`task`, `spawned_at`) |
 //! | `brigade::yield_queue` | trace | `task stepped aside into the yield queue`, `task left the yield queue` (`task`: its id); `overdue task rescued from the yield queue` (`task`, `waited_ms`) |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
