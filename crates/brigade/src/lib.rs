@@ -13,6 +13,10 @@
 //! tasks therefore wait at most one unit of background work, and background
 //! work still soaks up every spare cycle.
 //!
+//! How brigade works inside (the path of a task, the layers of the crate,
+//! and which files hold each mechanism) is described in `docs/design.md` in
+//! the repository.
+//!
 //! # Where to call `yield_if_busy().await`
 //! - In loops that do CPU work: after each row, batch or chunk, ideally every
 //!   10–100 µs of work. The call is cheap enough for tight loops.

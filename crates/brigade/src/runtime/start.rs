@@ -1,0 +1,197 @@
+//! Starting a runtime. `Runtime::start` runs these steps in order:
+//!
+//! 1. `new_shared`: the scheduler state (`Shared`: driver, blocking pool,
+//!    admission, the builder's settings as a `SchedulerConfig`, and under
+//!    `tokio-compat` the tokio context), and one local queue per worker and
+//!    per spare.
+//! 2. `Runtime::without_threads`: the runtime with no thread yet, its
+//!    running-worker count already set to the workers about to start.
+//! 3. `Runtime::start_workers`: one thread per worker (`spawn_worker`), each
+//!    running `Core::run` on its local queue.
+//! 4. `Runtime::start_monitor`: the monitor thread (not under loom).
+//! 5. `Runtime::start_fallback_driver`: the thread that polls the driver
+//!    while no worker sleeps in it, if the builder asks for it (not under
+//!    loom).
+//!
+//! A step that fails returns the error, and dropping the runtime built so far
+//! shuts down the threads already started. Spares start later, on demand
+//! (`spare.rs`).
+
+use std::sync::Arc;
+
+use super::blocking::BlockingPool;
+#[cfg(not(loom))]
+use super::monitor;
+use super::shared::{SchedulerConfig, Shared};
+use super::shutdown::{ExitSignal, WorkerThreads};
+use super::worker::Core;
+use super::{BuildError, Builder, Handle, Runtime};
+use crate::sync::thread;
+use crate::sync::{Condvar, LocalQueue, Mutex, lock};
+use crate::task::Runnable;
+
+impl Runtime {
+    /// Builds the scheduler state, then starts the worker threads, the
+    /// monitor and (if enabled) the fallback driver thread. On an error the
+    /// runtime built so far is dropped, which shuts down the threads already
+    /// started.
+    pub(crate) fn start(
+        builder: &Builder,
+        num_workers: usize,
+        max_spares: usize,
+    ) -> Result<Runtime, BuildError> {
+        let (shared, locals) = new_shared(builder, num_workers, max_spares)?;
+        let mut runtime = Runtime::without_threads(shared, num_workers);
+        runtime.start_workers(builder, locals)?;
+        // Under loom the monitor's periodic, clock-driven work is not
+        // modelled (nor the fallback thread): a model has no time.
+        #[cfg(not(loom))]
+        runtime.start_monitor(builder)?;
+        #[cfg(not(loom))]
+        if builder.driver_thread {
+            runtime.start_fallback_driver(builder)?;
+        }
+        tracing::debug!(workers = num_workers, "runtime started");
+        Ok(runtime)
+    }
+
+    /// The runtime before any thread starts: its running-worker count
+    /// already counts the `num_workers` threads about to start.
+    fn without_threads(shared: Arc<Shared>, num_workers: usize) -> Runtime {
+        Runtime {
+            handle: Handle { shared },
+            workers: Some(WorkerThreads {
+                threads: Vec::with_capacity(num_workers),
+                running: Arc::new((Mutex::new(num_workers), Condvar::new())),
+                fallback: None,
+                monitor: None,
+            }),
+        }
+    }
+
+    /// Starts one worker thread per local queue.
+    fn start_workers(
+        &mut self,
+        builder: &Builder,
+        locals: Vec<LocalQueue<Runnable>>,
+    ) -> Result<(), BuildError> {
+        let Some(workers) = self.workers.as_mut() else {
+            return Ok(());
+        };
+        let num_workers = locals.len();
+        for (index, local) in locals.into_iter().enumerate() {
+            let shared = self.handle.shared.clone();
+            let exit_signal = ExitSignal(workers.running.clone());
+            match spawn_worker(builder, index, shared, local, exit_signal) {
+                Ok(thread) => workers.threads.push(thread),
+                Err(error) => {
+                    // The threads not started will never signal their exit
+                    // (this one's signal was dropped with its closure).
+                    *lock(&workers.running.0) -= num_workers - index - 1;
+                    return Err(BuildError::spawn_failed(error));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the monitor thread (elastic controller, admission, long polls).
+    #[cfg(not(loom))]
+    fn start_monitor(&mut self, builder: &Builder) -> Result<(), BuildError> {
+        let name = format!("{}-monitor", builder.thread_name);
+        let monitor =
+            monitor::start(self.handle.shared.clone(), name).map_err(BuildError::spawn_failed)?;
+        if let Some(workers) = self.workers.as_mut() {
+            workers.monitor = Some(monitor);
+        }
+        Ok(())
+    }
+
+    /// Starts the fallback driver thread, which polls the driver while no
+    /// worker sleeps in it.
+    #[cfg(not(loom))]
+    fn start_fallback_driver(&mut self, builder: &Builder) -> Result<(), BuildError> {
+        let name = format!("{}-driver", builder.thread_name);
+        let fallback = self
+            .handle
+            .shared
+            .driver
+            .start_fallback(name)
+            .map_err(BuildError::spawn_failed)?;
+        if let Some(workers) = self.workers.as_mut() {
+            workers.fallback = Some(fallback);
+        }
+        Ok(())
+    }
+}
+
+/// The scheduler state `Runtime::start` shares with its threads, and the
+/// local queues of the `num_workers` workers (the spares' queues stay in
+/// `Shared`'s compensation).
+fn new_shared(
+    builder: &Builder,
+    num_workers: usize,
+    max_spares: usize,
+) -> Result<(Arc<Shared>, Vec<LocalQueue<Runnable>>), BuildError> {
+    let locals: Vec<_> = (0..num_workers + max_spares)
+        .map(|_| LocalQueue::new_fifo())
+        .collect();
+    let blocking = BlockingPool::new(
+        builder.max_blocking_threads,
+        builder.thread_keep_alive,
+        builder.thread_name.clone(),
+        builder.thread_stack_size,
+    );
+    let driver = Arc::new(crate::driver::Driver::new().map_err(BuildError::driver_failed)?);
+    let admission = crate::admission::Admission::new(builder.elastic.clone(), num_workers);
+    #[cfg_attr(not(feature = "tokio-compat"), allow(unused_mut))]
+    let (mut shared, locals) = Shared::new(
+        num_workers,
+        locals,
+        blocking,
+        driver,
+        admission,
+        scheduler_config(builder),
+    );
+    #[cfg(feature = "tokio-compat")]
+    if builder.tokio_compat {
+        shared.tokio_compat = Some(
+            super::tokio_compat::TokioCompat::start(&builder.thread_name)
+                .map_err(BuildError::tokio_compat_failed)?,
+        );
+    }
+    Ok((Arc::new(shared), locals))
+}
+
+/// The builder's settings the scheduler reads while it runs.
+fn scheduler_config(builder: &Builder) -> SchedulerConfig {
+    SchedulerConfig {
+        latency_sample_every: builder.latency_sample_every,
+        long_poll_threshold: builder.long_poll_threshold,
+        compensation_threshold: builder.compensation_threshold,
+        spare_keep_alive: builder.thread_keep_alive,
+        demote_background: builder.demote_background,
+        max_yield_delay: builder.max_yield_delay,
+        thread_name: builder.thread_name.clone(),
+        thread_stack_size: builder.thread_stack_size,
+    }
+}
+
+/// Starts worker `index`'s thread, which runs the worker loop on `local`
+/// and signals its exit through `exit_signal`, however it ends.
+fn spawn_worker(
+    builder: &Builder,
+    index: usize,
+    shared: Arc<Shared>,
+    local: LocalQueue<Runnable>,
+    exit_signal: ExitSignal,
+) -> std::io::Result<thread::JoinHandle<()>> {
+    let mut thread = thread::Builder::new().name(builder.thread_name.clone());
+    if let Some(size) = builder.thread_stack_size {
+        thread = thread.stack_size(size);
+    }
+    thread.spawn(move || {
+        let _exit = exit_signal;
+        drop(Core::new(index, shared, local).run());
+    })
+}
