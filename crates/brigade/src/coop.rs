@@ -18,7 +18,7 @@
 //! On a crowded host (clients on the same machine, a CPU limit,
 //! neighbours) an idle worker may be woken by the kernel yet not run for a
 //! scheduler tick, and work would wait for it while this loop runs on. So
-//! the same note counts calls as an epoch gate does (`epoch.rs`): on calls
+//! the same note (`context::note_fast_path_point`) counts calls as an epoch gate does (`epoch.rs`): on calls
 //! 1, 3, 7, … of its counter, once per 1024 calls at high rates, the fast
 //! path reads the clock, and at the first read of each epoch asks whether
 //! I/O or a due timer has waited an epoch for the worker that watches the
@@ -169,7 +169,7 @@ impl Future for YieldIfBusy {
             return Poll::Ready(());
         }
         if context::may_skip_yield() {
-            if context::note_yield_point() {
+            if context::note_fast_path_point() {
                 // Rarely: does the idle worker really serve? (`step_aside.rs`)
                 let poll = step_aside::idle_recheck(cx);
                 self.yielded = poll.is_pending();

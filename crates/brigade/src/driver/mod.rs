@@ -82,6 +82,8 @@ pub(crate) use park::Parker;
 
 #[cfg(not(loom))]
 pub(crate) use poll::Driver;
+#[cfg(all(test, not(loom)))]
+pub(crate) use poll::test_hooks;
 
 /// How many ticks a busy worker runs between non-blocking driver polls.
 ///

@@ -46,7 +46,7 @@ use std::sync::Arc;
 // Picks the epoch poller; no protocol depends on it (see `poll_for_epoch`).
 use std::sync::atomic::AtomicU64;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::park::Parker;
 use super::reactor::{PollState, Reactor};
@@ -75,6 +75,14 @@ pub(crate) struct Driver {
     watched: AtomicBool,
     /// Harvests so far (statistics-style: compared, never waited on).
     harvests: AtomicU64,
+    /// When the watcher's wait times out at the latest (nanoseconds since
+    /// `started`; `u64::MAX`: no timeout; 0: nobody watches). A due timer is
+    /// unserved only once this has passed: the watcher's timeout is rounded
+    /// up to a millisecond, so a busy worker would otherwise fire timers
+    /// that the watcher is about to fire. A hint, like `watched`.
+    watch_deadline: AtomicU64,
+    /// Time zero of `watch_deadline`.
+    started: Instant,
     /// Unparks the watcher (see the module docs).
     wake_pipe: WakePipe,
     fallback_cv: Condvar,
@@ -102,6 +110,8 @@ impl Driver {
             worker_in_poll: Mutex::new(false),
             watched: AtomicBool::new(false),
             harvests: AtomicU64::new(0),
+            watch_deadline: AtomicU64::new(0),
+            started: Instant::now(),
             wake_pipe: WakePipe::new()?,
             fallback_cv: Condvar::new(),
             shutdown: AtomicBool::new(false),
@@ -179,14 +189,16 @@ impl Driver {
             *watching = true;
             self.watched.store(true, Ordering::Relaxed);
         }
-        wait_readable(
-            self.reactor.poll_fd(),
-            Some(self.wake_pipe.read_fd()),
-            self.time.time_to_next(),
-        );
-        self.wake_pipe.drain();
+        let timeout_ms = timeout_millis(self.time.time_to_next());
+        self.publish_watch_deadline(timeout_ms);
+        let pipe = Some(self.wake_pipe.read_fd());
+        let woken = wait_readable(self.reactor.poll_fd(), pipe, timeout_ms);
+        self.watch_deadline.store(0, Ordering::Relaxed);
+        if woken.by_also {
+            self.wake_pipe.drain();
+        }
         #[cfg(test)]
-        self.test_hooks.hold_watcher();
+        self.test_hooks.hold_watcher(woken.by_also);
         // A busy worker may hold the lock for one non-blocking harvest.
         let mut state = lock(&self.poll);
         self.turn(&mut state, Some(Duration::ZERO));
@@ -217,11 +229,26 @@ impl Driver {
         woken
     }
 
-    /// Whether events wait to be harvested or a timer is due: one
-    /// zero-timeout `poll(2)` of the epoll descriptor, which consumes
-    /// nothing.
+    /// Whether events wait to be harvested (one zero-timeout `poll(2)` of
+    /// the epoll descriptor, which consumes nothing) or a timer is due that
+    /// the watcher, if any, should have woken for already.
     fn has_pending_work(&self) -> bool {
-        self.time.time_to_next() == Some(Duration::ZERO) || is_readable_now(self.reactor.poll_fd())
+        let timer_due = self.time.time_to_next() == Some(Duration::ZERO)
+            && self.nanos_since_start() >= self.watch_deadline.load(Ordering::Relaxed);
+        timer_due || is_readable_now(self.reactor.poll_fd())
+    }
+
+    /// Records when the watcher's wait of `timeout_ms` ends at the latest.
+    fn publish_watch_deadline(&self, timeout_ms: libc::c_int) {
+        let deadline = match u64::try_from(timeout_ms) {
+            Ok(ms) => self.nanos_since_start().saturating_add(ms * 1_000_000),
+            Err(_) => u64::MAX, // no timeout
+        };
+        self.watch_deadline.store(deadline, Ordering::Relaxed);
+    }
+
+    fn nanos_since_start(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
     }
 
     /// When the next timer is due, if one is registered.
@@ -254,8 +281,15 @@ impl Driver {
 
     /// Wakes whoever waits on the poll (the watching worker and the
     /// fallback thread): a new earliest timer, shutdown.
+    ///
+    /// The pipe is written only while a worker watches: a watcher sets
+    /// `watched` before it reads the next timer under the wheel's lock, and
+    /// a timer registers under the same lock before it wakes, so either the
+    /// watcher's timeout covers the new timer or this sees `watched`.
     pub(crate) fn wake(&self) {
-        self.wake_pipe.wake();
+        if self.is_watched() {
+            self.wake_pipe.wake();
+        }
         self.reactor.wake();
     }
 
@@ -287,7 +321,8 @@ impl Driver {
             if self.shutdown.load(Ordering::Acquire) {
                 break;
             }
-            wait_readable(self.reactor.poll_fd(), None, self.time.time_to_next());
+            let timeout_ms = timeout_millis(self.time.time_to_next());
+            wait_readable(self.reactor.poll_fd(), None, timeout_ms);
             if self.shutdown.load(Ordering::Acquire) {
                 break;
             }
@@ -311,30 +346,51 @@ impl Driver {
     }
 }
 
-/// Waits until `fd` (or `also`) is readable or `timeout` passes.
-fn wait_readable(fd: RawFd, also: Option<RawFd>, timeout: Option<Duration>) {
-    let timeout_ms = match timeout {
-        // Round up so the timer is due when we wake.
+/// `timeout` for `poll(2)`: milliseconds, rounded up so that a timer is
+/// due when the wait ends; -1 for none.
+fn timeout_millis(timeout: Option<Duration>) -> libc::c_int {
+    match timeout {
         Some(timeout) => timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int,
         None => -1,
-    };
-    if let Err(error) = poll_readable(fd, also, timeout_ms)
-        && error.kind() != io::ErrorKind::Interrupted
-    {
-        tracing::error!(%error, "driver wait failed");
-        // Avoid a hot loop on a persistent error.
-        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// What ended a [`wait_readable`].
+struct Woken {
+    /// The second descriptor (the wake pipe) was readable.
+    by_also: bool,
+}
+
+/// Waits until `fd` (or `also`) is readable or `timeout_ms` passes.
+fn wait_readable(fd: RawFd, also: Option<RawFd>, timeout_ms: libc::c_int) -> Woken {
+    match poll_readable(fd, also, timeout_ms) {
+        Ok((_, by_also)) => Woken { by_also },
+        Err(error) => {
+            if error.kind() != io::ErrorKind::Interrupted {
+                tracing::error!(%error, "driver wait failed");
+                // Avoid a hot loop on a persistent error.
+                thread::sleep(Duration::from_millis(1));
+            }
+            // Read the pipe anyway: a needless read costs one syscall.
+            Woken {
+                by_also: also.is_some(),
+            }
+        }
     }
 }
 
 /// Whether `fd` is readable right now.
 fn is_readable_now(fd: RawFd) -> bool {
-    poll_readable(fd, None, 0).is_ok_and(|ready| ready)
+    poll_readable(fd, None, 0).is_ok_and(|(ready, _)| ready)
 }
 
-/// `poll(2)` for readability of `fd` and, if given, `also`: whether `fd`
+/// `poll(2)` for readability of `fd` and, if given, `also`: whether each
 /// is readable when it returns.
-fn poll_readable(fd: RawFd, also: Option<RawFd>, timeout_ms: libc::c_int) -> io::Result<bool> {
+fn poll_readable(
+    fd: RawFd,
+    also: Option<RawFd>,
+    timeout_ms: libc::c_int,
+) -> io::Result<(bool, bool)> {
     let entry = |fd| libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -350,7 +406,8 @@ fn poll_readable(fd: RawFd, also: Option<RawFd>, timeout_ms: libc::c_int) -> io:
     if result < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(fds[0].revents & libc::POLLIN != 0)
+    let readable = |entry: &libc::pollfd| entry.revents & libc::POLLIN != 0;
+    Ok((readable(&fds[0]), also.is_some() && readable(&fds[1])))
 }
 
 /// The watcher's unpark channel: a non-blocking socket pair outside the
@@ -384,7 +441,7 @@ impl WakePipe {
 
     /// Reads every pending wake-up.
     fn drain(&self) {
-        let mut buffer = [0u8; 64];
+        let mut buffer = [0u8; 256];
         while matches!((&self.reader).read(&mut buffer), Ok(read) if read > 0) {}
     }
 }
@@ -397,29 +454,58 @@ pub(crate) mod test_hooks {
     use std::sync::{Condvar, Mutex};
     use std::time::{Duration, Instant};
 
-    #[derive(Default)]
+    /// Which wake-ups of the watcher are held.
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    pub(crate) enum Hold {
+        /// None.
+        Off,
+        /// Those from the kernel only: I/O readiness or the timer's timeout
+        /// (not an unpark through the wake pipe).
+        KernelWakes,
+        /// Every wake-up.
+        AllWakes,
+    }
+
     struct State {
-        hold: bool,
+        hold: Hold,
         held: bool,
     }
 
     /// See the module docs.
-    #[derive(Default)]
     pub(crate) struct TestHooks {
         state: Mutex<State>,
         changed: Condvar,
     }
 
-    impl TestHooks {
-        /// From now on, a watcher that wakes waits before it harvests.
-        pub(crate) fn hold(&self) {
-            self.state.lock().unwrap().hold = true;
+    impl Default for TestHooks {
+        fn default() -> Self {
+            TestHooks {
+                state: Mutex::new(State {
+                    hold: Hold::Off,
+                    held: false,
+                }),
+                changed: Condvar::new(),
+            }
         }
+    }
 
-        /// Lets a held watcher go (and no longer holds the next).
-        pub(crate) fn release(&self) {
-            self.state.lock().unwrap().hold = false;
-            self.changed.notify_all();
+    /// Lets a held watcher go when dropped, so that a failing test ends
+    /// (its runtime's shutdown waits for the watcher) instead of hanging.
+    pub(crate) struct Holding<'a>(&'a TestHooks);
+
+    impl Drop for Holding<'_> {
+        fn drop(&mut self) {
+            self.0.state.lock().unwrap().hold = Hold::Off;
+            self.0.changed.notify_all();
+        }
+    }
+
+    impl TestHooks {
+        /// From now on, a watcher woken as `hold` says waits before it
+        /// harvests, until the guard is dropped.
+        pub(crate) fn hold(&self, hold: Hold) -> Holding<'_> {
+            self.state.lock().unwrap().hold = hold;
+            Holding(self)
         }
 
         /// Waits until a watcher is held; `false` after `timeout`.
@@ -437,14 +523,20 @@ pub(crate) mod test_hooks {
         }
 
         /// The watcher's side, after its wait and before it harvests.
-        pub(super) fn hold_watcher(&self) {
+        /// `unparked`: the wake pipe woke it.
+        pub(super) fn hold_watcher(&self, unparked: bool) {
             let mut state = self.state.lock().unwrap();
-            if !state.hold {
+            let held = match state.hold {
+                Hold::Off => false,
+                Hold::KernelWakes => !unparked,
+                Hold::AllWakes => true,
+            };
+            if !held {
                 return;
             }
             state.held = true;
             self.changed.notify_all();
-            while state.hold {
+            while state.hold != Hold::Off {
                 state = self.changed.wait(state).unwrap();
             }
             state.held = false;

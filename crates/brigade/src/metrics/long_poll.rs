@@ -76,17 +76,23 @@ impl PollWatch {
     /// monitor has nothing to see through this store beyond `seq` itself; a
     /// late view of it only makes a stretch look longer by one sample.
     /// Two plain operations, no read-modify-write: only this worker writes.
-    ///
-    /// Also counts the call for the worker's amortised idle check: returns
-    /// `true` when the clock is due to be read, on calls 1, 3, 7, … 2^k − 1
-    /// of the gate's counter (as `EpochGate`).
     #[inline(always)]
-    pub(crate) fn yield_point(&self) -> bool {
+    pub(crate) fn yield_point(&self) {
         self.seq
             .store(self.seq.load(Ordering::Relaxed) + 2, Ordering::Relaxed);
-        let calls = self.gate_calls.load(Ordering::Relaxed) + 1;
+    }
+
+    /// [`yield_point`](Self::yield_point) on `yield_if_busy()`'s fast path,
+    /// which also counts the call for the worker's amortised idle check:
+    /// returns `true` when the clock is due to be read, on calls 1, 3, 7, …
+    /// 2^k − 1 of the gate's counter (as `EpochGate`). The counter stays
+    /// below 2048: every `true` is followed by [`gate_read`](Self::gate_read).
+    #[inline(always)]
+    pub(crate) fn fast_path_point(&self) -> bool {
+        self.yield_point();
+        let calls = self.gate_calls.load(Ordering::Relaxed).wrapping_add(1);
         self.gate_calls.store(calls, Ordering::Relaxed);
-        calls & (calls + 1) == 0
+        calls & calls.wrapping_add(1) == 0
     }
 
     /// After a clock read of the idle check: a new epoch restarts the

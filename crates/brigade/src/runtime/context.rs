@@ -176,13 +176,20 @@ pub(crate) fn may_skip_yield() -> bool {
 
 /// Tells the long-poll detector that the running task reached a yield
 /// point, so the stretch it measures restarts (`yield_if_busy()` calls this
-/// when it lets the task continue), and counts the call for the fast
-/// path's amortised idle check: one TLS read and, on a worker, a few plain
-/// memory operations on that worker's own watch. Returns `true` when the
-/// check's clock back-off says to read the clock (`Core::recheck_idle`).
+/// when it lets the task continue). One TLS read and, on a worker, two
+/// plain memory operations on that worker's own watch.
 #[inline(always)]
-pub(crate) fn note_yield_point() -> bool {
-    POLL_WATCH.with(|watch| watch.with(|watch| watch.is_some_and(PollWatch::yield_point)))
+pub(crate) fn note_yield_point() {
+    POLL_WATCH.with(|watch| watch.with(|watch| watch.map(PollWatch::yield_point)));
+}
+
+/// [`note_yield_point`] on `yield_if_busy()`'s fast path, which also counts
+/// the call for the amortised idle check: a few more plain memory
+/// operations on the same watch. Returns `true` when the check's clock
+/// back-off says to read the clock (`Core::recheck_idle`).
+#[inline(always)]
+pub(crate) fn note_fast_path_point() -> bool {
+    POLL_WATCH.with(|watch| watch.with(|watch| watch.is_some_and(PollWatch::fast_path_point)))
 }
 
 /// Runs `f` with `yield_if_busy()`'s fast path switched off on this thread

@@ -344,8 +344,7 @@ impl Core {
         let new_epoch = self.loop_gate.is_new_epoch(|| self.shared.clock_nanos());
         if tick % EVENT_INTERVAL == 0 {
             self.shared.driver.poll_nonblocking();
-        }
-        if new_epoch {
+        } else if new_epoch {
             self.poll_for_epoch(self.loop_gate.epoch());
         }
         if new_epoch && let Some(runnable) = self.rescue_overdue() {
@@ -576,6 +575,11 @@ impl Core {
     /// ([`Self::serve_unserved`]). Returns whether that left tasks in this
     /// worker's deque, for the running task to step aside for.
     fn recheck_idle(&self) -> bool {
+        if self.in_block_in_place.get() {
+            // A nested executor's poll: this thread is blocked for a while,
+            // so it must not take work for its deque.
+            return false;
+        }
         let watch = &self.shared.metrics.worker(self.index).watch;
         let epoch = epoch_of(self.shared.clock_nanos());
         let new_epoch = self.idle_check_epoch.replace(epoch) != epoch;

@@ -73,8 +73,9 @@ enum Decision {
 #[cold]
 #[inline(never)]
 pub(crate) fn idle_recheck(cx: &mut Context<'_>) -> Poll<()> {
+    let in_task_poll = context::with_current_task(|task| task.is_some());
     let gave_way = context::with_current_worker(|core| match core {
-        Some(core) if core.recheck_idle() => Some(core.give_way(cx)),
+        Some(core) if in_task_poll && core.recheck_idle() => Some(core.give_way(cx)),
         _ => None,
     });
     gave_way.unwrap_or(Poll::Ready(()))
