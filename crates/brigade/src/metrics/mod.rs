@@ -1,8 +1,9 @@
 //! Runtime metrics: cheap per-worker counters and latency histograms,
-//! summed when read, the long-poll detector, and [`RuntimeMetrics`], the
-//! public view. The view reads the scheduler only through
-//! [`MetricsSource`], which the runtime implements (`runtime/metrics.rs`),
-//! so nothing here depends on the scheduler's insides.
+//! summed when read, which schedules are timed ([`LatencySampler`]), the
+//! long-poll detector, and [`RuntimeMetrics`], the public view. The view
+//! reads the scheduler only through [`MetricsSource`], which the runtime
+//! implements (`runtime/metrics.rs`), so nothing here depends on the
+//! scheduler's insides.
 
 mod histogram;
 pub(crate) mod long_poll;
@@ -77,7 +78,8 @@ pub(crate) struct MetricsCells {
     long_polls: AtomicU64,
     /// Idle workers found not serving (`Driver::harvest_if_unserved`).
     idle_not_serving: AtomicU64,
-    /// Stuck stretches left uncompensated as descheduled (`runtime/compensation/judge.rs`).
+    /// Stuck stretches left uncompensated as descheduled
+    /// (`runtime/compensation/decide.rs`).
     descheduled: AtomicU64,
     /// Task class changes (`task/class.rs`): rare, so shared counters.
     demotions: AtomicU64,
@@ -147,6 +149,78 @@ impl MetricsCells {
             .iter()
             .map(|worker| read(worker).load(Ordering::Relaxed))
             .sum()
+    }
+}
+
+/// Which schedules are timed for the scheduling-latency histogram: one in
+/// `every`, counted down per thread (so sampling costs no shared write).
+///
+/// `every` is at most `latency_sample_every` (the sparsest sampling, used
+/// on a busy runtime; 0 turns sampling off), and the monitor thread lowers
+/// it when schedules are rare ([`adapt`](Self::adapt)): one schedule in
+/// `latency_sample_every` is plenty on a busy runtime, but at a thousand
+/// schedules a second it would leave the elastic controller a few dozen
+/// samples per window, whose "p99" is really their maximum. So each tick
+/// the monitor estimates the schedule rate (samples × interval) and picks
+/// the sparsest interval that still yields [`SAMPLES_PER_WINDOW`] samples
+/// per window. Dense sampling happens only when schedules are rare, so its
+/// cost stays at about `SAMPLES_PER_WINDOW` clock-read triples per window.
+pub(crate) struct LatencySampler {
+    /// The interval in force: one schedule in this many is timed. Between 1
+    /// and `sparsest` (0 when sampling is off). Read with `Relaxed`: a
+    /// stale value only shifts when the next sample is taken. A tuning knob
+    /// no protocol reads, so not from `crate::sync`.
+    every: std::sync::atomic::AtomicU32,
+    /// `latency_sample_every`.
+    sparsest: u32,
+}
+
+/// Samples the controller's p99 should rest on: 20 above the p99 per window.
+const SAMPLES_PER_WINDOW: u64 = 2000;
+
+crate::sync::scheduler_thread_local! {
+    // Schedules left on this thread until the next sampled one.
+    static SAMPLE_COUNTDOWN: std::cell::Cell<u32> = std::cell::Cell::new(1);
+}
+
+impl LatencySampler {
+    /// Sampling one schedule in `latency_sample_every` (0: none).
+    pub(crate) fn new(latency_sample_every: u32) -> Self {
+        LatencySampler {
+            every: std::sync::atomic::AtomicU32::new(latency_sample_every),
+            sparsest: latency_sample_every,
+        }
+    }
+
+    /// Whether the schedule being made now is to be timed.
+    #[inline]
+    pub(crate) fn due(&self) -> bool {
+        let every = self.every.load(Ordering::Relaxed);
+        if every == 0 {
+            return false;
+        }
+        SAMPLE_COUNTDOWN.with(|countdown| {
+            // `min`: a countdown started under a sparser interval catches up.
+            let left = countdown.get().min(every).saturating_sub(1);
+            countdown.set(if left == 0 { every } else { left });
+            left == 0
+        })
+    }
+
+    /// Picks the interval from the `samples` taken in the last tick, for a
+    /// window of `ticks_per_window` ticks (monitor thread). Does nothing
+    /// when sampling is off.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+    pub(crate) fn adapt(&self, samples: u64, ticks_per_window: usize) {
+        let every = u64::from(self.every.load(Ordering::Relaxed));
+        if every == 0 || self.sparsest == 0 {
+            return;
+        }
+        let schedules = samples * every;
+        let wanted = SAMPLES_PER_WINDOW.div_ceil(ticks_per_window as u64);
+        let every = (schedules / wanted).clamp(1, u64::from(u32::MAX)) as u32;
+        self.every
+            .store(every.clamp(1, self.sparsest), Ordering::Relaxed);
     }
 }
 

@@ -24,12 +24,9 @@ mod metrics;
 mod monitor;
 mod shared;
 mod shutdown;
-pub(crate) mod spare;
 mod start;
 mod task_host;
 pub(crate) mod thread_cpu;
-#[cfg(not(loom))]
-mod thread_state;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
 pub(crate) mod worker;
@@ -50,6 +47,8 @@ pub use builder::{
     DEFAULT_MAX_YIELD_DELAY, WORKER_THREADS_ENV,
 };
 pub(crate) use shared::Shared;
+// `worker.rs` names the spare threads `super::spare` (`block_in_place`).
+use compensation::spare;
 
 use crate::metrics::RuntimeMetrics;
 use crate::sync::thread::{self, Thread};

@@ -9,10 +9,10 @@
 //!   free);
 //! - samples the workers' poll watches for the long-poll detector, and
 //!   covers workers stuck past the compensation threshold while work waits
-//!   and no worker is idle, starting spare workers for them
-//!   (`compensation/`, `spare.rs`), unless the kernel says a spare cannot
-//!   help: the worker is runnable, waiting for a CPU or computing on a host
-//!   with no idle CPU (`compensation/judge.rs`);
+//!   and no worker is idle, starting spare workers for them, unless the
+//!   kernel says a spare cannot help: the worker is runnable, waiting for a
+//!   CPU or computing on a host with no idle CPU (the decision is
+//!   `compensation::decide::compensate`, in `compensation/decide.rs`);
 //! - hands the driver on when workers sleep but none sleeps in the driver
 //!   (`Idle::hand_off_driver`), at every wake-up: the worker that slept in
 //!   it may have left to run a task that never returns to the scheduler (a
@@ -22,14 +22,8 @@
 //!   that leaves the driver for a short task comes back to it itself); the
 //!   price is that I/O and timers can wait one monitor period (see
 //!   [`watch_interval`]; else the controller's tick) in that case;
-//! - keeps the scheduling-latency sampling dense enough for a p99: one
-//!   schedule in `latency_sample_every` is plenty on a busy runtime, but at
-//!   a thousand schedules a second it would leave the controller a few dozen
-//!   samples per window, whose "p99" is really their maximum. So each tick it
-//!   estimates the schedule rate (samples × interval) and picks the sparsest
-//!   interval that still yields [`SAMPLES_PER_WINDOW`] samples per window.
-//!   Dense sampling happens only when schedules are rare, so its cost stays
-//!   at about `SAMPLES_PER_WINDOW` clock-read triples per window.
+//! - keeps the scheduling-latency sampling dense enough for a p99 when
+//!   schedules are rare (`LatencySampler::adapt`, `metrics/mod.rs`).
 //!
 //! It sleeps on the admission condvar (woken when a task starts waiting,
 //! when a coarse slot is given back while tasks wait, and at shutdown) with
@@ -44,10 +38,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Shared;
-use super::compensation::MonitorCover;
-use super::compensation::judge::{StuckJudge, Verdict};
+use super::compensation::decide::{self, StuckJudge};
 use crate::metrics::LatencySnapshot;
-use crate::metrics::long_poll::{LongPollDetector, Running};
+use crate::metrics::long_poll::LongPollDetector;
 
 /// Starts the monitor thread.
 pub(crate) fn start(
@@ -76,119 +69,6 @@ fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
         (a, b) => a.or(b),
     }
 }
-
-/// Covers every slot stuck in one stretch for at least `threshold`, while
-/// work waits and no worker is idle to take it, and starts spares for them
-/// (see `runtime/compensation/`). Also retries starting spares that covered slots
-/// still lack (a thread that could not be started). Returns whether a slot
-/// needed a spare but every spare was serving already.
-fn compensate(
-    shared: &Arc<Shared>,
-    running: &[Running],
-    threshold: Duration,
-    judge: &mut StuckJudge,
-    now: Instant,
-) -> bool {
-    let compensation = &shared.compensation;
-    let mut polled_driver = false;
-    for stretch in running {
-        if stretch.ran_for < threshold {
-            break; // `running` is longest first
-        }
-        if compensation.is_covered(stretch.slot) || shared.idle.num_idle() > 0 {
-            continue;
-        }
-        if !shared.has_waiting_work() && !polled_driver {
-            // Work can wait unseen: with every worker busy nobody sleeps in
-            // the driver, so a request on a readable socket or a due timer
-            // queues no task until someone polls. Poll once, without
-            // blocking, before deciding that nothing waits (the tasks it
-            // wakes go to the injector, for the spare to run).
-            polled_driver = true;
-            if !shared.driver.has_worker_in_poll() {
-                shared.driver.poll_nonblocking();
-            }
-        }
-        if !shared.has_waiting_work() || !spare_helps(shared, judge, stretch, now) {
-            continue;
-        }
-        if compensation.serving() >= compensation.max_spares() {
-            return compensation.max_spares() > 0;
-        }
-        let cpu = compensation.clock(stretch.slot).read();
-        let watch = &shared.metrics.worker(stretch.slot).watch;
-        let covered = compensation.cover_running(
-            stretch.slot,
-            stretch.seq,
-            || watch.seq(),
-            shared.clock_nanos(),
-            cpu,
-        );
-        match covered {
-            MonitorCover::Covered => {
-                tracing::info!(
-                    target: "brigade::compensation",
-                    worker = stretch.slot,
-                    spawned_at = %stretch.location,
-                    stuck_ms = stretch.ran_for.as_millis() as u64,
-                    "worker {} has been stuck for {:.0?} in a task spawned at {}; a spare \
-                     worker takes its place",
-                    stretch.slot,
-                    stretch.ran_for,
-                    stretch.location
-                );
-                let reason = format_args!("worker {} is stuck", stretch.slot);
-                super::spare::start_spares(shared, &reason);
-            }
-            MonitorCover::TakenBack => shared.idle.notify_spare(compensation.first_spare()),
-            MonitorCover::Taken => {}
-        }
-    }
-    // A spare whose thread could not start is retried here.
-    if compensation.lacks_spares() {
-        super::spare::start_spares(shared, &"a covered worker still lacks a spare");
-    }
-    false
-}
-
-/// Whether a spare can help the worker stuck in `stretch`: not when its
-/// thread is runnable, waiting for a CPU or running on a host with no idle
-/// CPU (the rule is on [`StuckJudge`]). Reports the stretches it leaves
-/// uncompensated, once per stretch and verdict.
-fn spare_helps(shared: &Shared, judge: &mut StuckJudge, stretch: &Running, now: Instant) -> bool {
-    let clock = shared.compensation.clock(stretch.slot);
-    let (verdict, news) = judge.judge(stretch.slot, stretch.seq, clock, now);
-    if news {
-        let stuck_ms = stretch.ran_for.as_millis() as u64;
-        match verdict {
-            Verdict::Descheduled => {
-                shared.metrics.count_descheduled();
-                tracing::debug!(
-                    target: "brigade::compensation",
-                    worker = stretch.slot,
-                    spawned_at = %stretch.location,
-                    stuck_ms,
-                    "worker {} is runnable but waiting for a CPU (descheduled, not compensated)",
-                    stretch.slot,
-                );
-            }
-            Verdict::CpuBoundHostFull => tracing::debug!(
-                target: "brigade::compensation",
-                worker = stretch.slot,
-                spawned_at = %stretch.location,
-                stuck_ms,
-                "worker {} runs a CPU-bound stretch and the host has no idle CPU \
-                 (a long poll, not compensated)",
-                stretch.slot,
-            ),
-            _ => {}
-        }
-    }
-    verdict.compensates()
-}
-
-/// Samples the controller's p99 should rest on: 20 above the p99 per window.
-const SAMPLES_PER_WINDOW: u64 = 2000;
 
 struct Monitor {
     shared: Arc<Shared>,
@@ -284,7 +164,7 @@ impl Monitor {
             self.shared.idle.notify_spare(compensation.first_spare());
         }
         if let Some(threshold) = self.shared.config.compensation_threshold {
-            let short = compensate(
+            let short = decide::compensate(
                 &self.shared,
                 detector.running(),
                 threshold,
@@ -303,25 +183,14 @@ impl Monitor {
         }
     }
 
-    /// Picks the sampling interval from the samples taken in the last tick.
-    fn adapt_sampling(&self, samples: u64) {
-        let every = u64::from(self.shared.sample_every());
-        if every == 0 {
-            return;
-        }
-        let schedules = samples * every;
-        let wanted = SAMPLES_PER_WINDOW.div_ceil(self.window_len as u64);
-        let every = (schedules / wanted).clamp(1, u64::from(u32::MAX)) as u32;
-        self.shared.set_sample_every(every);
-    }
-
     fn tick(&mut self, now: Instant) {
         let snapshot = self
             .shared
             .metrics
             .snapshot(|worker| &worker.scheduling_latency);
         if let Some(previous) = self.window.back() {
-            self.adapt_sampling(snapshot.count() - previous.count());
+            let samples = snapshot.count() - previous.count();
+            self.shared.sampler().adapt(samples, self.window_len);
         }
         self.window.push_back(snapshot);
         while self.window.len() > self.window_len + 1 {

@@ -2,12 +2,9 @@
 //! two operations at the centre of the scheduler: spawning a task and
 //! scheduling a woken one.
 
-use std::cell::Cell;
 use std::future::Future;
 use std::panic::Location;
 use std::sync::Arc;
-// A tuning knob no protocol reads, so not from `crate::sync`.
-use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use crate::sync::LocalQueue;
@@ -22,8 +19,8 @@ use super::shutdown::{self, ShutdownState};
 use super::worker::Core;
 use crate::admission::Admission;
 use crate::driver::Driver;
-use crate::metrics::MetricsCells;
-use crate::sync::{Injector, Ordering};
+use crate::metrics::{LatencySampler, MetricsCells};
+use crate::sync::Injector;
 use crate::task::TaskClass;
 use crate::task::class::{Policy, WakeClass};
 use crate::task::harness::Harness;
@@ -53,13 +50,10 @@ pub(crate) struct Shared {
     pub(crate) metrics: MetricsCells,
     pub(crate) admission: Admission,
     pub(crate) config: SchedulerConfig,
-    /// The sampling interval in force: one schedule in this many is timed.
-    /// Between 1 and `config.latency_sample_every` (0 when sampling is off);
-    /// the monitor thread lowers it when schedules are rare, so the elastic
-    /// controller always has enough samples for a p99 (see
-    /// `runtime/monitor.rs`). Read with `Relaxed`: a stale value only shifts
-    /// when the next sample is taken.
-    sample_every: AtomicU32,
+    /// Which schedules are timed (`metrics/mod.rs`); the monitor thread
+    /// adapts it so the elastic controller always has enough samples for a
+    /// p99.
+    sampler: LatencySampler,
     /// The shutdown flag and the tasks set aside to be dropped.
     pub(crate) shutdown: ShutdownState,
     /// Feature `tokio-compat`: the tokio runtime whose context brigade's
@@ -97,11 +91,6 @@ pub(crate) struct SchedulerConfig {
     pub(crate) thread_stack_size: Option<usize>,
 }
 
-crate::sync::scheduler_thread_local! {
-    // Schedules left on this thread until the next sampled one.
-    static SAMPLE_COUNTDOWN: Cell<u32> = Cell::new(1);
-}
-
 impl Shared {
     /// `locals` holds one deque per worker slot: the primaries' are
     /// returned to start their threads with; the spare slots' are kept by
@@ -131,7 +120,7 @@ impl Shared {
             registry: Registry::new(num_workers),
             metrics: MetricsCells::new(num_slots),
             admission,
-            sample_every: AtomicU32::new(config.latency_sample_every),
+            sampler: LatencySampler::new(config.latency_sample_every),
             config,
             stealers,
             blocking,
@@ -317,38 +306,17 @@ impl Shared {
     }
 
     /// Samples one schedule in `latency_sample_every` for the
-    /// scheduling-latency histogram (the countdown is per thread, so sampling
-    /// costs no shared write).
+    /// scheduling-latency histogram ([`LatencySampler`]).
     fn maybe_sample(&self, runnable: &Runnable) {
-        let every = self.sample_every.load(Ordering::Relaxed);
-        if every == 0 {
-            return;
-        }
-        let due = SAMPLE_COUNTDOWN.with(|countdown| {
-            // `min`: a countdown started under a sparser interval catches up.
-            let left = countdown.get().min(every).saturating_sub(1);
-            countdown.set(if left == 0 { every } else { left });
-            left == 0
-        });
-        if due {
+        if self.sampler.due() {
             runnable.metadata().set_scheduled_at(self.clock_nanos());
         }
     }
 
+    /// Which schedules are timed.
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
-    pub(crate) fn sample_every(&self) -> u32 {
-        self.sample_every.load(Ordering::Relaxed)
-    }
-
-    /// Sets the sampling interval in force, within `[1, latency_sample_every]`
-    /// (monitor thread). Does nothing when sampling is off.
-    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
-    pub(crate) fn set_sample_every(&self, every: u32) {
-        let sparsest = self.config.latency_sample_every;
-        if sparsest != 0 {
-            self.sample_every
-                .store(every.clamp(1, sparsest), Ordering::Relaxed);
-        }
+    pub(crate) fn sampler(&self) -> &LatencySampler {
+        &self.sampler
     }
 
     /// Pushes a task into the injector (a wake off the workers, or the

@@ -246,7 +246,7 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
     tracing::debug!("runtime shut down");
 }
 
-/// Step 4 for spare worker threads (`spare.rs`): waits until they have
+/// Step 4 for spare worker threads (`compensation/spare.rs`): waits until they have
 /// exited, except the calling thread if it is one of them.
 fn wait_spares_stopped(shared: &Shared, deadline: Option<Instant>) -> bool {
     let own = super::context::with_current_worker(|core| {

@@ -15,7 +15,7 @@
 //!
 //! A step that fails returns the error, and dropping the runtime built so far
 //! shuts down the threads already started. Spares start later, on demand
-//! (`spare.rs`).
+//! (`compensation/spare.rs`).
 
 use std::sync::Arc;
 

@@ -1,14 +1,28 @@
-//! Per-thread CPU time, for charging elastic work that a spare worker
-//! covered (see `runtime/compensation/`): a thread blocked in a system call
-//! uses no CPU, so of a covered stretch only the CPU time it used is charged
-//! (`CoverEnded::uncharged`).
+//! A thread and the CPU, as the OS reports them: the primitives that
+//! compensation reads (`runtime/compensation/`). Linux only; elsewhere every
+//! answer is unknown.
 //!
-//! Linux only (`pthread_getcpuclockid` and `clock_gettime`, which work on
-//! another thread's clock too). Elsewhere every reading is `None`, and a
-//! covered stretch is charged in full, as it may have been a CPU loop.
+//! - **Per-thread CPU time** ([`ThreadClock`], [`own_cpu_nanos`]), for
+//!   charging elastic work that a spare worker covered: a thread blocked in
+//!   a system call uses no CPU, so of a covered stretch only the CPU time
+//!   it used is charged (`CoverEnded::uncharged`). Read with
+//!   `pthread_getcpuclockid` and `clock_gettime`, which work on another
+//!   thread's clock too. Where it is unknown, a covered stretch is charged
+//!   in full, as it may have been a CPU loop.
+//! - **The kernel's view of a thread** ([`read_state`],
+//!   [`runnable_on_host`]), for telling a blocked worker from one that
+//!   waits for a CPU (`compensation/decide.rs`): whether a thread is
+//!   blocked (sleeping in a system call or a wait) or runnable (running, or
+//!   waiting for a CPU), and how many threads on the host are runnable.
+//!   Read from `/proc/self/task/TID/stat` and `/proc/loadavg`; when a file
+//!   cannot be read the answers are unknown, and callers fall back to
+//!   judging by wall time alone. Each reading opens and reads a small file
+//!   (a few microseconds), so the monitor reads only for a worker already
+//!   stuck past the compensation threshold. The monitor thread is the only
+//!   reader, so these are left out under loom.
 
 /// A thread's CPU clock, readable from any thread while that thread lives,
-/// and the thread's kernel id (for `thread_state.rs`).
+/// and the thread's kernel id (for [`read_state`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ThreadClock {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -93,10 +107,152 @@ fn read_clock(clock: libc::clockid_t) -> Option<u64> {
     (rc == 0).then(|| time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64)
 }
 
-#[cfg(all(test, target_os = "linux"))]
+/// What the kernel says a thread is doing.
+#[cfg(not(loom))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ThreadState {
+    /// Running on a CPU, or runnable and waiting for one (`R`): Linux does
+    /// not tell the two apart here; the thread's CPU clock does.
+    Runnable,
+    /// Off the CPU until something wakes it: sleeping (`S`), in an
+    /// uninterruptible wait (`D`), stopped (`T`, `t`) or parked.
+    Blocked,
+    /// Not known: not Linux, the thread has exited, or `/proc` could not be
+    /// read.
+    Unknown,
+}
+
+/// The state of thread `tid` of this process (a kernel thread id, as
+/// `gettid` returns it).
+#[cfg(not(loom))]
+pub(crate) fn read_state(tid: i32) -> ThreadState {
+    #[cfg(target_os = "linux")]
+    if let Ok(stat) = std::fs::read(format!("/proc/self/task/{tid}/stat")) {
+        return parse_stat(&stat);
+    }
+    let _ = tid;
+    ThreadState::Unknown
+}
+
+/// The state in a `/proc/.../stat` line: `pid (comm) S ...`. The command
+/// name may hold spaces and parentheses, so the state is the first field
+/// after the last `)`.
+#[cfg(not(loom))]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn parse_stat(stat: &[u8]) -> ThreadState {
+    let Some(name_end) = stat.iter().rposition(|&byte| byte == b')') else {
+        return ThreadState::Unknown;
+    };
+    let state = stat[name_end + 1..]
+        .iter()
+        .find(|byte| !byte.is_ascii_whitespace());
+    match state {
+        // `W` (waking) existed in Linux 2.6.33 to 3.13.
+        Some(b'R' | b'W') => ThreadState::Runnable,
+        Some(b'S' | b'D' | b'T' | b't' | b'P' | b'I' | b'K') => ThreadState::Blocked,
+        // Dead (`X`, `Z`) or unknown letters.
+        _ => ThreadState::Unknown,
+    }
+}
+
+/// Threads runnable on the whole host right now (running or waiting for a
+/// CPU, the caller included), if known: the fourth field of
+/// `/proc/loadavg`, `runnable/total`.
+#[cfg(not(loom))]
+pub(crate) fn runnable_on_host() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    if let Ok(loadavg) = std::fs::read_to_string("/proc/loadavg") {
+        return parse_loadavg(&loadavg);
+    }
+    None
+}
+
+#[cfg(not(loom))]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn parse_loadavg(loadavg: &str) -> Option<usize> {
+    let (runnable, _total) = loadavg.split_whitespace().nth(3)?.split_once('/')?;
+    runnable.parse().ok()
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
 
+    #[test]
+    fn the_state_letter_follows_the_last_parenthesis() {
+        assert_eq!(parse_stat(b"12 (worker) S 1 2"), ThreadState::Blocked);
+        assert_eq!(parse_stat(b"12 (a) R (b)) R 1"), ThreadState::Runnable);
+        assert_eq!(parse_stat(b"12 (odd name) D 1"), ThreadState::Blocked);
+        assert_eq!(parse_stat(b"12 (gone) Z 1"), ThreadState::Unknown);
+        assert_eq!(parse_stat(b"garbage"), ThreadState::Unknown);
+        assert_eq!(parse_loadavg("0.20 0.18 0.12 3/80 11206\n"), Some(3));
+        assert_eq!(parse_loadavg("0.20 0.18"), None);
+    }
+
+    /// Reads `tid`'s state until it is `expected`, for at most 10 s (a
+    /// thread reaches its wait or its loop a moment after it says so).
+    #[cfg(target_os = "linux")]
+    fn eventually(tid: i32, expected: ThreadState) -> ThreadState {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let state = read_state(tid);
+            if state == expected || Instant::now() > deadline {
+                return state;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_thread_blocked_on_a_channel_is_blocked_and_a_spinning_one_runnable() {
+        let own = ThreadClock::current().tid().unwrap();
+        assert_eq!(
+            read_state(own),
+            ThreadState::Runnable,
+            "reading, so running"
+        );
+
+        let (tids, tid) = mpsc::channel();
+        let (release, blocked_on) = mpsc::channel::<()>();
+        let blocked = std::thread::spawn(move || {
+            tids.send(ThreadClock::current().tid().unwrap()).unwrap();
+            let _ = blocked_on.recv_timeout(Duration::from_secs(60));
+        });
+        let blocked_tid = tid.recv().unwrap();
+
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let (tids, tid) = mpsc::channel();
+        let spinner = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                tids.send(ThreadClock::current().tid().unwrap()).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        let spinning_tid = tid.recv().unwrap();
+
+        assert_eq!(
+            eventually(blocked_tid, ThreadState::Blocked),
+            ThreadState::Blocked
+        );
+        assert_eq!(
+            eventually(spinning_tid, ThreadState::Runnable),
+            ThreadState::Runnable
+        );
+        stop.store(true, Ordering::Relaxed);
+        release.send(()).unwrap();
+        blocked.join().unwrap();
+        spinner.join().unwrap();
+        assert!(runnable_on_host().is_some_and(|runnable| runnable >= 1));
+    }
+
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_busy_thread_uses_cpu_and_a_sleeping_one_does_not() {
         let clock = ThreadClock::current();

@@ -1,7 +1,12 @@
 //! Compensation for stuck workers: the bookkeeping that decides when a
 //! spare worker takes the place of a stuck one, and when it steps down.
-//! The spare threads themselves are in `spare.rs`; the monitor's decision
-//! to cover a stuck worker is in `monitor.rs`.
+//! The mechanism is three files: this one (slots, covers, the protocol),
+//! `spare.rs` (the spare slots' states, starting a spare, stepping down,
+//! resting, and the spare threads) and `decide.rs` (the monitor's decision
+//! to cover a stuck worker, and the judge that tells a blocked worker from
+//! a descheduled one). It reads the OS through `runtime/thread_cpu.rs`; the
+//! monitor thread (`runtime/monitor.rs`) and `Core::block_in_place`
+//! (`runtime/worker.rs`) call it.
 //!
 //! ## Slots
 //! A runtime has `workers + max_spares` worker *slots*. Each slot has a
@@ -27,7 +32,7 @@
 //! - the monitor covers a slot whose current stretch (a poll, or the part of
 //!   one between two yield points) has run past the compensation threshold
 //!   while work waits and no worker is idle, unless its thread is runnable
-//!   rather than blocked and a spare cannot help (`judge.rs`);
+//!   rather than blocked and a spare cannot help (`decide.rs`);
 //! - `block_in_place` covers its own slot for the length of its closure.
 //!
 //! The cover ends when the stretch does. The monitor ends a cover it made
@@ -83,61 +88,13 @@
 //!   in the vacant slot for the next thread.
 
 use std::sync::atomic::AtomicI64;
-use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
 use super::thread_cpu::ThreadClock;
+use spare::Spares;
 
-use crate::sync::{
-    AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering, fence, lock, wait_timeout,
-    wait_until,
-};
-
-/// The state of one spare slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SlotState {
-    /// No thread; the slot's deque is kept in [`SpareSlot::local`].
-    Vacant,
-    /// Its thread runs the worker loop.
-    Serving,
-    /// Its thread waits to serve again, for at most the keep-alive.
-    Resting,
-}
-
-struct SpareSlot<D> {
-    state: SlotState,
-    /// The deque, while no thread holds it.
-    local: Option<D>,
-}
-
-struct Spares<D> {
-    slots: Vec<SpareSlot<D>>,
-    serving: usize,
-    /// Spare threads alive (serving or resting).
-    threads: usize,
-    /// Set at shutdown: no spare starts any more, resting ones exit.
-    closed: bool,
-}
-
-/// What [`Compensation::start_spare`] asks the caller to do.
-pub(crate) enum Start<D> {
-    /// A resting thread was woken to serve slot `slot`.
-    Woken { slot: usize },
-    /// Slot `slot` needs a new thread, which gets `local` as its deque.
-    /// If the thread cannot be started, give both back with
-    /// [`Compensation::spawn_failed`].
-    Spawn { slot: usize, local: D },
-}
-
-/// What a resting spare thread does next ([`Compensation::rest`]).
-pub(crate) enum AfterRest<D> {
-    /// Serve again, with this deque.
-    Serve(D),
-    /// Exit: the keep-alive ran out or the runtime shut down (the deque was
-    /// kept in the slot).
-    Exit,
-}
+use crate::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, Ordering, fence, lock};
 
 /// One slot's cover.
 ///
@@ -247,18 +204,7 @@ impl<D> Compensation<D> {
                 .collect(),
             wanted: AtomicUsize::new(0),
             serving: AtomicUsize::new(0),
-            spares: Mutex::new(Spares {
-                slots: spare_locals
-                    .into_iter()
-                    .map(|local| SpareSlot {
-                        state: SlotState::Vacant,
-                        local: Some(local),
-                    })
-                    .collect(),
-                serving: 0,
-                threads: 0,
-                closed: false,
-            }),
+            spares: Mutex::new(Spares::new(spare_locals)),
             changed: Condvar::new(),
             started: std::sync::atomic::AtomicU64::new(0),
         }
@@ -477,55 +423,6 @@ impl<D> Compensation<D> {
         }
     }
 
-    /// Starts one more spare if fewer serve than covered slots ask for
-    /// (within the bound): wakes a resting thread, else hands a vacant slot
-    /// to the caller to start a thread for. `None` if no spare is needed,
-    /// none is left, or the runtime is shutting down.
-    pub(crate) fn start_spare(&self) -> Option<Start<D>> {
-        // Always under the lock, where `wanted` changes: a lock-free look
-        // could miss a spare stepping down just now.
-        let mut spares = lock(&self.spares);
-        let wanted = self.wanted.load(Ordering::SeqCst).min(self.max_spares);
-        if spares.closed || spares.serving >= wanted {
-            return None;
-        }
-        let start = if let Some(index) = spares.position(SlotState::Resting) {
-            spares.slots[index].state = SlotState::Serving;
-            self.changed.notify_all();
-            Start::Woken {
-                slot: self.first_spare + index,
-            }
-        } else {
-            let index = spares.position(SlotState::Vacant)?;
-            let slot = &mut spares.slots[index];
-            let local = slot.local.take()?;
-            slot.state = SlotState::Serving;
-            spares.threads += 1;
-            Start::Spawn {
-                slot: self.first_spare + index,
-                local,
-            }
-        };
-        self.set_serving(&mut spares, 1, true);
-        self.started
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Some(start)
-    }
-
-    /// Gives back a slot whose thread could not be started.
-    pub(crate) fn spawn_failed(&self, slot: usize, local: D) {
-        let mut spares = lock(&self.spares);
-        let spare = &mut spares.slots[slot - self.first_spare];
-        spare.state = SlotState::Vacant;
-        spare.local = Some(local);
-        spares.threads -= 1;
-        self.set_serving(&mut spares, 1, false);
-        self.started
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        // `wait_exited` may be waiting for this thread.
-        self.changed.notify_all();
-    }
-
     /// Whether fewer spares serve than covered slots ask for, within the
     /// bound (a lock-free hint; [`start_spare`](Self::start_spare) decides).
     /// Relaxed: the monitor asks again at its next sample.
@@ -546,100 +443,6 @@ impl<D> Compensation<D> {
         self.serving.load(Ordering::SeqCst) > self.wanted.load(Ordering::SeqCst)
     }
 
-    /// Spare slot `slot` steps down if it is surplus: it stops serving and
-    /// rests. Returns whether it did; the caller must then empty its deque
-    /// and call [`rest`](Self::rest).
-    pub(crate) fn try_step_down(&self, slot: usize) -> bool {
-        if !self.is_surplus() {
-            return false;
-        }
-        let mut spares = lock(&self.spares);
-        if spares.serving <= self.wanted.load(Ordering::SeqCst) {
-            return false;
-        }
-        spares.slots[slot - self.first_spare].state = SlotState::Resting;
-        self.set_serving(&mut spares, 1, false);
-        true
-    }
-
-    /// A spare thread whose worker loop ended (it stepped down, or the
-    /// runtime is shutting down) waits, for at most `keep_alive`, to serve
-    /// slot `slot` again. On [`AfterRest::Exit`] the thread must exit and
-    /// then call [`thread_exited`](Self::thread_exited).
-    pub(crate) fn rest(&self, slot: usize, local: D, keep_alive: Duration) -> AfterRest<D> {
-        let index = slot - self.first_spare;
-        let mut spares = lock(&self.spares);
-        let mut waited = Duration::ZERO;
-        loop {
-            let state = spares.slots[index].state;
-            if state == SlotState::Serving && !spares.closed {
-                return AfterRest::Serve(local);
-            }
-            if spares.closed || waited >= keep_alive {
-                if state == SlotState::Serving {
-                    // Shutdown caught a serving spare.
-                    self.set_serving(&mut spares, 1, false);
-                }
-                let spare = &mut spares.slots[index];
-                spare.state = SlotState::Vacant;
-                spare.local = Some(local);
-                return AfterRest::Exit;
-            }
-            let started = std::time::Instant::now();
-            spares = wait_timeout(&self.changed, spares, keep_alive - waited).0;
-            waited += started.elapsed();
-        }
-    }
-
-    /// A spare thread whose worker loop ended at shutdown gives its slot
-    /// back; the thread must exit and then call
-    /// [`thread_exited`](Self::thread_exited).
-    pub(crate) fn leave(&self, slot: usize, local: D) {
-        let mut spares = lock(&self.spares);
-        let index = slot - self.first_spare;
-        if spares.slots[index].state == SlotState::Serving {
-            self.set_serving(&mut spares, 1, false);
-        }
-        let spare = &mut spares.slots[index];
-        spare.state = SlotState::Vacant;
-        spare.local = Some(local);
-    }
-
-    /// A spare thread exited (called by a guard as the thread ends, also if
-    /// it unwinds).
-    pub(crate) fn thread_exited(&self) {
-        lock(&self.spares).threads -= 1;
-        self.changed.notify_all();
-    }
-
-    /// Shutdown: no spare starts from now on, resting threads exit.
-    pub(crate) fn close(&self) {
-        lock(&self.spares).closed = true;
-        self.changed.notify_all();
-    }
-
-    /// Waits until at most `own` spare threads are alive (`own`: 1 when
-    /// the caller is a spare thread itself), until `deadline` if given.
-    /// Returns `false` if the deadline passed first.
-    pub(crate) fn wait_exited(&self, own: usize, deadline: Option<std::time::Instant>) -> bool {
-        let spares = lock(&self.spares);
-        let (_spares, timed_out) = wait_until(&self.changed, spares, deadline, |spares| {
-            spares.threads <= own
-        });
-        !timed_out
-    }
-
-    /// Spares started so far.
-    pub(crate) fn started(&self) -> u64 {
-        self.started.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Spare threads alive, and how many of them rest.
-    pub(crate) fn threads(&self) -> (usize, usize) {
-        let spares = lock(&self.spares);
-        (spares.threads, spares.threads - spares.serving)
-    }
-
     /// Covered slots.
     #[cfg(all(test, loom))]
     pub(crate) fn wanted(&self) -> usize {
@@ -651,25 +454,11 @@ impl<D> Compensation<D> {
     pub(crate) fn serving(&self) -> usize {
         self.serving.load(Ordering::Relaxed)
     }
-
-    fn set_serving(&self, spares: &mut MutexGuard<'_, Spares<D>>, by: usize, up: bool) {
-        if up {
-            spares.serving += by;
-        } else {
-            spares.serving -= by;
-        }
-        self.serving.store(spares.serving, Ordering::SeqCst);
-    }
-}
-
-impl<D> Spares<D> {
-    fn position(&self, state: SlotState) -> Option<usize> {
-        self.slots.iter().position(|slot| slot.state == state)
-    }
 }
 
 #[cfg(not(loom))]
-pub(crate) mod judge;
+pub(crate) mod decide;
+pub(crate) mod spare;
 
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -1,6 +1,8 @@
 //! Unit tests of the compensation bookkeeping.
 
+use super::spare::{AfterRest, Start};
 use super::*;
+use std::time::Duration;
 
 #[test]
 fn spares_follow_covers_within_the_bound() {

@@ -1,0 +1,299 @@
+//! The monitor's decision to cover a stuck worker: which stretches past the
+//! compensation threshold get a spare ([`compensate`], called at each of
+//! the monitor's samples), and which of them a spare can help at all
+//! ([`StuckJudge`]), from the kernel's view of the worker's thread and its
+//! CPU clock (`runtime/thread_cpu.rs`).
+//!
+//! Wall time alone cannot tell a worker blocked in a system call from one
+//! the OS descheduled: on a crowded host (a load generator, a busy
+//! neighbour, more threads than CPUs) a runnable worker can wait several
+//! milliseconds for a CPU slice, and a spare started for it only crowds
+//! the host further (brigade issue #24).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::MonitorCover;
+use crate::metrics::long_poll::Running;
+use crate::runtime::Shared;
+use crate::runtime::thread_cpu::{self, ThreadClock, ThreadState};
+
+/// Covers every slot stuck in one stretch for at least `threshold`, while
+/// work waits and no worker is idle to take it, and starts spares for them
+/// (see `compensation/mod.rs`). Also retries starting spares that covered
+/// slots still lack (a thread that could not be started). Returns whether a
+/// slot needed a spare but every spare was serving already. The monitor
+/// thread calls it at each sample of the workers' poll watches.
+pub(crate) fn compensate(
+    shared: &Arc<Shared>,
+    running: &[Running],
+    threshold: Duration,
+    judge: &mut StuckJudge,
+    now: Instant,
+) -> bool {
+    let compensation = &shared.compensation;
+    let mut polled_driver = false;
+    for stretch in running {
+        if stretch.ran_for < threshold {
+            break; // `running` is longest first
+        }
+        if compensation.is_covered(stretch.slot) || shared.idle.num_idle() > 0 {
+            continue;
+        }
+        if !shared.has_waiting_work() && !polled_driver {
+            // Work can wait unseen: with every worker busy nobody sleeps in
+            // the driver, so a request on a readable socket or a due timer
+            // queues no task until someone polls. Poll once, without
+            // blocking, before deciding that nothing waits (the tasks it
+            // wakes go to the injector, for the spare to run).
+            polled_driver = true;
+            if !shared.driver.has_worker_in_poll() {
+                shared.driver.poll_nonblocking();
+            }
+        }
+        if !shared.has_waiting_work() || !spare_helps(shared, judge, stretch, now) {
+            continue;
+        }
+        if compensation.serving() >= compensation.max_spares() {
+            return compensation.max_spares() > 0;
+        }
+        let cpu = compensation.clock(stretch.slot).read();
+        let watch = &shared.metrics.worker(stretch.slot).watch;
+        let covered = compensation.cover_running(
+            stretch.slot,
+            stretch.seq,
+            || watch.seq(),
+            shared.clock_nanos(),
+            cpu,
+        );
+        match covered {
+            MonitorCover::Covered => {
+                tracing::info!(
+                    target: "brigade::compensation",
+                    worker = stretch.slot,
+                    spawned_at = %stretch.location,
+                    stuck_ms = stretch.ran_for.as_millis() as u64,
+                    "worker {} has been stuck for {:.0?} in a task spawned at {}; a spare \
+                     worker takes its place",
+                    stretch.slot,
+                    stretch.ran_for,
+                    stretch.location
+                );
+                let reason = format_args!("worker {} is stuck", stretch.slot);
+                super::spare::start_spares(shared, &reason);
+            }
+            MonitorCover::TakenBack => shared.idle.notify_spare(compensation.first_spare()),
+            MonitorCover::Taken => {}
+        }
+    }
+    // A spare whose thread could not start is retried here.
+    if compensation.lacks_spares() {
+        super::spare::start_spares(shared, &"a covered worker still lacks a spare");
+    }
+    false
+}
+
+/// Whether a spare can help the worker stuck in `stretch`: not when its
+/// thread is runnable, waiting for a CPU or running on a host with no idle
+/// CPU (the rule is on [`StuckJudge`]). Reports the stretches it leaves
+/// uncompensated, once per stretch and verdict.
+fn spare_helps(shared: &Shared, judge: &mut StuckJudge, stretch: &Running, now: Instant) -> bool {
+    let clock = shared.compensation.clock(stretch.slot);
+    let (verdict, news) = judge.judge(stretch.slot, stretch.seq, clock, now);
+    if news {
+        let stuck_ms = stretch.ran_for.as_millis() as u64;
+        match verdict {
+            Verdict::Descheduled => {
+                shared.metrics.count_descheduled();
+                tracing::debug!(
+                    target: "brigade::compensation",
+                    worker = stretch.slot,
+                    spawned_at = %stretch.location,
+                    stuck_ms,
+                    "worker {} is runnable but waiting for a CPU (descheduled, not compensated)",
+                    stretch.slot,
+                );
+            }
+            Verdict::CpuBoundHostFull => tracing::debug!(
+                target: "brigade::compensation",
+                worker = stretch.slot,
+                spawned_at = %stretch.location,
+                stuck_ms,
+                "worker {} runs a CPU-bound stretch and the host has no idle CPU \
+                 (a long poll, not compensated)",
+                stretch.slot,
+            ),
+            _ => {}
+        }
+    }
+    verdict.compensates()
+}
+
+/// What the monitor concluded about one stuck stretch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Blocked in the kernel (sleeping in a system call or a wait), or its
+    /// state is unknown: compensated, as wall time alone would have it.
+    Blocked,
+    /// Runnable, and first seen so past the threshold: judged again at the
+    /// next sample, from how far its CPU clock moves meanwhile.
+    Undecided,
+    /// Runnable but mostly off the CPU since the last sample: the OS
+    /// descheduled it, waiting for a CPU. Never compensated.
+    Descheduled,
+    /// Running a CPU-bound stretch (mostly on the CPU since the last
+    /// sample) while the host has an idle CPU, where a spare can run the
+    /// waiting work: compensated.
+    CpuBoundIdleCpu,
+    /// Running a CPU-bound stretch on a host with no idle CPU: a spare
+    /// would take a CPU from someone. Not compensated; the long-poll
+    /// detector reports the stretch.
+    CpuBoundHostFull,
+}
+
+impl Verdict {
+    /// Whether a spare should take the worker's place.
+    pub(crate) fn compensates(self) -> bool {
+        matches!(self, Verdict::Blocked | Verdict::CpuBoundIdleCpu)
+    }
+}
+
+/// What the judge last saw of a runnable stretch.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    /// The stretch's watch sequence number.
+    seq: u64,
+    at: Instant,
+    cpu_nanos: u64,
+    verdict: Verdict,
+}
+
+/// The monitor thread's judge of stuck stretches.
+///
+/// ## The rule
+/// The monitor asks only about a stretch past the compensation threshold,
+/// while work waits and no worker is idle (so nothing is read on a runtime
+/// whose workers return to the scheduler in time):
+/// - the worker's thread is not runnable (`S`, `D`, ... in
+///   `/proc/self/task/TID/stat`), or that cannot be read: it is blocked, and
+///   compensated at once, as before;
+/// - it is runnable (`R`: running, or waiting for a CPU): its CPU clock is
+///   read, and the verdict waits for the next sample of the same stretch.
+///   Then, if the clock moved by less than half the wall time between the
+///   two samples, the OS kept the thread off the CPU: *descheduled*, never
+///   compensated (a spare would wait for a CPU too, and take one from
+///   whoever has it). Otherwise the stretch is CPU-bound: compensated only
+///   while the host has an idle CPU (fewer threads runnable on the host,
+///   the monitor left out, than this process may use), where the spare can
+///   run the waiting work.
+///
+/// A runnable stretch is judged anew at every sample, so one that starts
+/// to block, or that gets its CPU back on a host that has one to spare, is
+/// compensated then; a CPU-bound stretch is compensated one sampling
+/// interval later than wall time alone would have done it. The host-wide
+/// runnable count (`/proc/loadavg`) does not see CPU quotas of containers:
+/// under a quota it tends to find no idle CPU, and leaves CPU-bound
+/// stretches uncompensated.
+///
+/// Single-threaded: owned by the monitor thread, one probe per slot.
+pub(crate) struct StuckJudge {
+    probes: Box<[Option<Probe>]>,
+    /// CPUs this process may use.
+    cpus: usize,
+}
+
+impl StuckJudge {
+    /// A judge for `num_slots` worker slots.
+    pub(crate) fn new(num_slots: usize) -> Self {
+        StuckJudge {
+            probes: vec![None; num_slots].into_boxed_slice(),
+            cpus: std::thread::available_parallelism().map_or(1, |cpus| cpus.get()),
+        }
+    }
+
+    /// Judges stretch `seq` of `slot`, whose thread has the clock `clock`,
+    /// at `now` (see the type's rule). Returns the verdict and whether it
+    /// is news: the first of its kind for this stretch.
+    pub(crate) fn judge(
+        &mut self,
+        slot: usize,
+        seq: u64,
+        clock: ThreadClock,
+        now: Instant,
+    ) -> (Verdict, bool) {
+        let state = clock
+            .tid()
+            .map_or(ThreadState::Unknown, thread_cpu::read_state);
+        let cpu_nanos = clock.read();
+        let previous = self.probes[slot].take().filter(|probe| probe.seq == seq);
+        let (ThreadState::Runnable, Some(cpu_nanos)) = (state, cpu_nanos) else {
+            return (Verdict::Blocked, true);
+        };
+        let verdict = match previous {
+            None => Verdict::Undecided,
+            Some(probe) => self.runnable_verdict(probe, now, cpu_nanos),
+        };
+        self.probes[slot] = Some(Probe {
+            seq,
+            at: now,
+            cpu_nanos,
+            verdict,
+        });
+        let news = previous.is_none_or(|probe| probe.verdict != verdict);
+        (verdict, news)
+    }
+
+    fn runnable_verdict(&self, previous: Probe, now: Instant, cpu_nanos: u64) -> Verdict {
+        let wall = now.saturating_duration_since(previous.at);
+        let on_cpu = Duration::from_nanos(cpu_nanos.saturating_sub(previous.cpu_nanos));
+        if on_cpu < wall / 2 {
+            Verdict::Descheduled
+        } else if self.host_has_idle_cpu() {
+            Verdict::CpuBoundIdleCpu
+        } else {
+            Verdict::CpuBoundHostFull
+        }
+    }
+
+    /// Whether a CPU is idle: fewer threads runnable on the host than CPUs
+    /// this process may use, once the monitor (runnable while it reads, and
+    /// about to sleep) is left out.
+    fn host_has_idle_cpu(&self) -> bool {
+        thread_cpu::runnable_on_host().is_some_and(|runnable| runnable <= self.cpus)
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_running_thread_is_judged_at_its_second_sample() {
+        let mut judge = StuckJudge::new(2);
+        let clock = ThreadClock::current();
+        let start = Instant::now();
+        assert_eq!(judge.judge(0, 1, clock, start), (Verdict::Undecided, true));
+        // A wall time far longer than the CPU time used since: descheduled.
+        let later = start + Duration::from_secs(3600);
+        assert_eq!(
+            judge.judge(0, 1, clock, later),
+            (Verdict::Descheduled, true)
+        );
+        assert_eq!(
+            judge.judge(0, 1, clock, later + Duration::from_secs(3600)),
+            (Verdict::Descheduled, false),
+            "reported once per stretch"
+        );
+        // A new stretch starts over.
+        assert_eq!(judge.judge(0, 3, clock, later), (Verdict::Undecided, true));
+        // On the CPU for the whole (zero-length) wall time: CPU-bound.
+        let (verdict, _) = judge.judge(0, 3, clock, later);
+        assert!(matches!(
+            verdict,
+            Verdict::CpuBoundIdleCpu | Verdict::CpuBoundHostFull
+        ));
+        // No thread to read: as blocked, compensated.
+        let (verdict, _) = judge.judge(1, 1, ThreadClock::NONE, start);
+        assert!(verdict.compensates());
+    }
+}
