@@ -48,7 +48,6 @@ pub use builder::{
 };
 pub(crate) use shared::Shared;
 // `worker.rs` names the spare threads `super::spare` (`block_in_place`).
-use compensation::spare;
 
 use crate::metrics::RuntimeMetrics;
 use crate::sync::thread::{self, Thread};

@@ -75,9 +75,11 @@ pub(crate) struct SchedulerConfig {
     /// histogram (more when schedules are rare); 0 disables sampling.
     pub(crate) latency_sample_every: u32,
     /// Polls longer than this are reported; `None` disables the detector.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave it out.
     pub(crate) long_poll_threshold: Option<Duration>,
     /// A worker stuck in one stretch for longer than this, while work
     /// waits, gets a spare; `None` turns automatic compensation off.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave it out.
     pub(crate) compensation_threshold: Option<Duration>,
     /// How long a spare thread that stepped down waits to serve again.
     pub(crate) spare_keep_alive: Duration,

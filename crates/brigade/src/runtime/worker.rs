@@ -31,7 +31,7 @@
 //! and about to run them. Once back, it wakes one helper only if it has more
 //! than one task queued.
 //!
-//! Spare workers (`compensation/`, `spare.rs`) run this same loop on a
+//! Spare workers (`compensation/`, `compensation/spare.rs`) run this same loop on a
 //! spare slot while a worker is stuck; a spare steps down between two tasks
 //! once it is surplus. A worker ends its slot's cover before it parks and
 //! after an elastic poll (whose CPU charge depends on it); after a plain
@@ -330,7 +330,7 @@ impl Core {
                 self.index
             );
             let reason = format_args!("worker {} is in block_in_place", self.index);
-            super::spare::start_spares(shared, &reason);
+            super::compensation::spare::start_spares(shared, &reason);
         }
         // Not a long poll: the blocking is declared, so the stretch ends here.
         shared.metrics.worker(self.index).watch.flip();
