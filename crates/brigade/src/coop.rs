@@ -21,8 +21,8 @@
 //! the same note (`context::note_fast_path_point`) counts calls as an epoch gate does (`epoch.rs`): on calls
 //! 1, 3, 7, … of its counter, once per 1024 calls at high rates, the fast
 //! path reads the clock, and at the first read of each epoch asks whether
-//! I/O or a due timer has waited an epoch for the worker that watches the
-//! driver (`Core::recheck_idle`, `driver/poll.rs`: "the crowded-host
+//! I/O or a due timer is pending while the worker that watches the driver
+//! has harvested nothing for an epoch (`Core::recheck_idle`, `driver/poll.rs`: "the crowded-host
 //! hand-off"). If so, this worker harvests it, and the task moves to the
 //! back of its deque so that the woken tasks run now, on this CPU. Tasks
 //! woken from other threads need no check: a notification claims the idle
@@ -122,7 +122,8 @@ impl Future for YieldNow {
 /// crowded host (a load generator on the same machine, a CPU limit,
 /// neighbours) the kernel may wake it and yet not run it for a scheduler
 /// tick. About once per epoch (≈ 33 µs) the call checks whether I/O or a due
-/// timer has waited that long for such a worker; if so, this worker serves
+/// timer is pending while such a worker has harvested nothing for that
+/// long; if so, this worker serves
 /// it, and the call steps aside for the tasks it woke
 /// ([`RuntimeMetrics::idle_not_serving`](crate::RuntimeMetrics::idle_not_serving)
 /// counts these).

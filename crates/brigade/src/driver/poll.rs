@@ -10,9 +10,13 @@
 //! on. Because the watcher does not hold the lock while it waits, a busy
 //! worker can serve the work itself: at its amortised checks (once per
 //! epoch at most) it asks [`Driver::harvest_if_unserved`], which harvests
-//! only if nobody harvested since its previous check, one epoch or more
-//! ago, *and* events or a due timer were already pending then and still
-//! are: work that has waited an epoch for a worker that has not run.
+//! only if events or a due timer are pending *and* nobody has harvested
+//! since its previous check, in an earlier epoch: a watcher that the
+//! kernel runs harvests within microseconds of an event, so a poll left
+//! unharvested for an epoch while work is pending is one whose watcher has
+//! not run. (A watcher that is about to run may lose a race for fresh
+//! work to the busy worker; either serves it, and the busy worker only
+//! sooner.)
 //!
 //! The protocol, and why nothing is lost or run twice:
 //! - Harvesting (`epoll_wait`, then dispatching readiness and due timers)
@@ -30,8 +34,10 @@
 //!   reads the pipe, after it wakes (a byte left by an unpark that came late
 //!   costs its next watch one spurious wake-up).
 //! - `harvests` counts every harvest; a busy worker compares it with what it
-//!   saw at its previous check, so a watcher that serves promptly (a quiet
-//!   host) is never second-guessed, and costs the busy worker no syscall.
+//!   saw at its previous check, so a watcher that keeps serving (a quiet
+//!   host under load) costs the busy worker no syscall and is not
+//!   second-guessed. A due timer counts as pending only once the watcher's
+//!   own wait should have ended (`watch_deadline`).
 //!
 //! ## Fallback coordination
 //! `worker_in_poll` (under its mutex) is `true` while a worker watches the
@@ -215,8 +221,8 @@ impl Driver {
 
     /// A busy worker's check, at most once per epoch (`epoch.rs`), that the
     /// poll is served: harvests, and returns how many tasks it woke, only
-    /// when nobody harvested since this worker's previous check and work
-    /// (events or a due timer) was already pending then and still is. See
+    /// when work (events or a due timer) is pending and nobody harvested
+    /// since this worker's previous check, in an earlier epoch. See
     /// "the crowded-host hand-off" in the module docs. `probe` is the
     /// worker's own record of its previous check.
     pub(crate) fn harvest_if_unserved(&self, probe: &UnservedProbe, epoch: u64) -> usize {

@@ -433,12 +433,15 @@ impl RuntimeMetrics {
     }
 
     /// How many times an idle worker was found not serving: I/O events or
-    /// a due timer had waited an epoch (≈ 33 µs) or more for the worker
-    /// watching the driver, which the kernel had woken but not yet run, as
-    /// happens when every CPU of the host is taken (clients on the same
-    /// machine, a CPU limit, neighbours). A busy worker then served that
-    /// work itself, stepping aside from its `yield_if_busy()` loop for it.
-    /// Zero on a host with CPU to spare.
+    /// a due timer were pending while the worker watching the driver had
+    /// harvested nothing for an epoch (≈ 33 µs) or more, as happens when
+    /// every CPU of the host is taken (clients on the same machine, a CPU
+    /// limit, neighbours) and the kernel has woken that worker but not yet
+    /// run it. A busy worker then served that work itself, stepping aside
+    /// from its `yield_if_busy()` loop for it. On a host with CPU to spare
+    /// it stays low: the watcher usually harvests first, and a busy worker
+    /// only occasionally wins the race for work that arrives after a quiet
+    /// spell.
     pub fn idle_not_serving(&self) -> u64 {
         self.cells().idle_not_serving.load(Ordering::Relaxed)
     }

@@ -587,9 +587,9 @@ impl Core {
         new_epoch && self.serve_unserved(epoch) && !self.local.is_empty()
     }
 
-    /// Serves, on this worker, I/O and timers that have waited an epoch for
-    /// the worker watching the driver, which the kernel has woken but not
-    /// run (`Driver::harvest_if_unserved`): the woken tasks come to this
+    /// Serves, on this worker, I/O and timers pending while the worker
+    /// watching the driver has harvested nothing for an epoch: the kernel has
+    /// woken it but not run it (`Driver::harvest_if_unserved`): the woken tasks come to this
     /// worker's deque, without waking anyone for the first. Returns whether
     /// it found any.
     fn serve_unserved(&self, epoch: u64) -> bool {
