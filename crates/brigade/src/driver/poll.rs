@@ -196,7 +196,8 @@ impl Driver {
             self.watched.store(true, Ordering::Relaxed);
         }
         let timeout_ms = timeout_millis(self.time.time_to_next());
-        self.publish_watch_deadline(timeout_ms);
+        #[cfg_attr(not(test), allow(unused_variables))]
+        let deadline = self.publish_watch_deadline(timeout_ms);
         let pipe = Some(self.wake_pipe.read_fd());
         let woken = wait_readable(self.reactor.poll_fd(), pipe, timeout_ms);
         self.watch_deadline.store(0, Ordering::Relaxed);
@@ -204,7 +205,8 @@ impl Driver {
             self.wake_pipe.drain();
         }
         #[cfg(test)]
-        self.test_hooks.hold_watcher(woken.by_also);
+        self.test_hooks
+            .hold_watcher(woken.by_fd || !woken.by_also || self.nanos_since_start() >= deadline);
         // A busy worker may hold the lock for one non-blocking harvest.
         let mut state = lock(&self.poll);
         self.turn(&mut state, Some(Duration::ZERO));
@@ -244,13 +246,15 @@ impl Driver {
         timer_due || is_readable_now(self.reactor.poll_fd())
     }
 
-    /// Records when the watcher's wait of `timeout_ms` ends at the latest.
-    fn publish_watch_deadline(&self, timeout_ms: libc::c_int) {
+    /// Records, and returns, when the watcher's wait of `timeout_ms` ends at
+    /// the latest.
+    fn publish_watch_deadline(&self, timeout_ms: libc::c_int) -> u64 {
         let deadline = match u64::try_from(timeout_ms) {
             Ok(ms) => self.nanos_since_start().saturating_add(ms * 1_000_000),
             Err(_) => u64::MAX, // no timeout
         };
         self.watch_deadline.store(deadline, Ordering::Relaxed);
+        deadline
     }
 
     fn nanos_since_start(&self) -> u64 {
@@ -361,8 +365,11 @@ fn timeout_millis(timeout: Option<Duration>) -> libc::c_int {
     }
 }
 
-/// What ended a [`wait_readable`].
+/// What ended a [`wait_readable`] (neither: the timeout).
 struct Woken {
+    /// The first descriptor (the epoll descriptor) was readable.
+    #[cfg_attr(not(test), allow(dead_code))] // The test hooks read it.
+    by_fd: bool,
     /// The second descriptor (the wake pipe) was readable.
     by_also: bool,
 }
@@ -370,7 +377,7 @@ struct Woken {
 /// Waits until `fd` (or `also`) is readable or `timeout_ms` passes.
 fn wait_readable(fd: RawFd, also: Option<RawFd>, timeout_ms: libc::c_int) -> Woken {
     match poll_readable(fd, also, timeout_ms) {
-        Ok((_, by_also)) => Woken { by_also },
+        Ok((by_fd, by_also)) => Woken { by_fd, by_also },
         Err(error) => {
             if error.kind() != io::ErrorKind::Interrupted {
                 tracing::error!(%error, "driver wait failed");
@@ -379,6 +386,7 @@ fn wait_readable(fd: RawFd, also: Option<RawFd>, timeout_ms: libc::c_int) -> Wok
             }
             // Read the pipe anyway: a needless read costs one syscall.
             Woken {
+                by_fd: false,
                 by_also: also.is_some(),
             }
         }
@@ -529,12 +537,13 @@ pub(crate) mod test_hooks {
         }
 
         /// The watcher's side, after its wait and before it harvests.
-        /// `unparked`: the wake pipe woke it.
-        pub(super) fn hold_watcher(&self, unparked: bool) {
+        /// `by_kernel`: events or its timeout woke it (an unpark may have
+        /// too).
+        pub(super) fn hold_watcher(&self, by_kernel: bool) {
             let mut state = self.state.lock().unwrap();
             let held = match state.hold {
                 Hold::Off => false,
-                Hold::KernelWakes => !unparked,
+                Hold::KernelWakes => by_kernel,
                 Hold::AllWakes => true,
             };
             if !held {
