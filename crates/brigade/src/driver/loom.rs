@@ -3,7 +3,7 @@
 //!
 //! A model must not block in `poll(2)`, which loom cannot see. So this
 //! driver keeps the real one's skeleton (`poll.rs`): the watcher claims
-//! `worker_in_poll`, waits between `Parker::begin_driver_park` and
+//! the watch (`Watch`), waits between `Parker::begin_driver_park` and
 //! `end_driver_park` *without* the poll lock until events are pending or it
 //! is unparked (the wake pipe: a flag that only the watcher clears, so no
 //! harvest consumes it), then takes the lock and harvests; busy workers
@@ -16,17 +16,15 @@ use std::io;
 use std::time::Duration;
 
 use super::park::Parker;
-use super::{PollPark, UnservedProbe};
-use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, lock, wait};
+use super::{PollPark, UnservedProbe, Watch};
+use crate::sync::{AtomicUsize, Condvar, Mutex, Ordering, lock, wait};
 
 /// I/O and timers of one runtime, without I/O or timers.
 pub(crate) struct Driver {
     /// The poll lock: whoever holds it harvests.
     poll: Mutex<()>,
     /// Whether a worker watches the poll.
-    worker_in_poll: Mutex<bool>,
-    /// `worker_in_poll`, for lock-free readers.
-    watched: AtomicBool,
+    watch: Watch,
     /// What the watcher waits for: events pending (the epoll ready list)
     /// and the wake pipe.
     waiting: Mutex<Waiting>,
@@ -49,8 +47,7 @@ impl Driver {
     pub(crate) fn new() -> io::Result<Driver> {
         Ok(Driver {
             poll: Mutex::new(()),
-            worker_in_poll: Mutex::new(false),
-            watched: AtomicBool::new(false),
+            watch: Watch::default(),
             waiting: Mutex::new(Waiting::default()),
             changed: Condvar::new(),
             harvests: AtomicUsize::new(0),
@@ -90,7 +87,7 @@ impl Driver {
 
     /// A non-blocking poll, unless a worker watches.
     pub(crate) fn poll_nonblocking(&self) -> usize {
-        if self.watched.load(Ordering::Relaxed) {
+        if self.watch.is_watched() {
             return 0;
         }
         self.harvest()
@@ -104,16 +101,10 @@ impl Driver {
 
     /// Watches the poll, then harvests (see the module docs).
     pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
-        {
-            let mut watching = lock(&self.worker_in_poll);
-            if *watching {
-                return PollPark::Occupied;
-            }
-            if !parker.begin_driver_park() {
-                return PollPark::Parked; // already notified: do not block
-            }
-            *watching = true;
-            self.watched.store(true, Ordering::Relaxed);
+        match self.watch.claim(parker) {
+            None => return PollPark::Occupied,
+            Some(false) => return PollPark::Parked, // already notified: do not block
+            Some(true) => {}
         }
         {
             let mut waiting = lock(&self.waiting);
@@ -125,11 +116,7 @@ impl Driver {
         let mut poll = lock(&self.poll);
         self.turn(&mut poll);
         drop(poll);
-        {
-            let mut watching = lock(&self.worker_in_poll);
-            *watching = false;
-            self.watched.store(false, Ordering::Relaxed);
-        }
+        self.watch.release();
         parker.end_driver_park();
         PollPark::Parked
     }
@@ -147,13 +134,13 @@ impl Driver {
 
     /// Whether a worker watches the poll.
     pub(crate) fn is_watched(&self) -> bool {
-        self.watched.load(Ordering::Relaxed)
+        self.watch.is_watched()
     }
 
     /// Whether a worker sleeps in the driver's poll.
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
     pub(crate) fn has_worker_in_poll(&self) -> bool {
-        *lock(&self.worker_in_poll)
+        self.watch.is_claimed()
     }
 
     /// Wakes whoever waits on the poll.

@@ -60,6 +60,8 @@
 
 use std::cell::Cell;
 
+use crate::sync::{AtomicBool, Mutex, Ordering, lock};
+
 #[cfg(loom)]
 mod loom;
 pub(crate) mod park;
@@ -103,6 +105,64 @@ pub(crate) enum PollPark {
     Parked,
     /// Another worker watches the poll: sleep on the condvar.
     Occupied,
+}
+
+/// Who watches the poll: at most one worker at a time (`poll.rs`, "the
+/// crowded-host hand-off"). Shared by the real and the loom driver.
+///
+/// `claimed` is set and cleared under its mutex, with the parker's
+/// `begin_driver_park` in the same critical section, so an unpark either
+/// comes first (the claim is refused) or finds the worker in the driver;
+/// the fallback thread waits on its own condvar under the same mutex.
+/// `watched` mirrors it for lock-free readers (busy workers' polls, the
+/// fast path's checks): a hint, where a stale read costs one poll more or
+/// less.
+#[derive(Default)]
+pub(crate) struct Watch {
+    claimed: Mutex<bool>,
+    watched: AtomicBool,
+}
+
+impl Watch {
+    /// Claims the watch for a worker about to park in the driver. `None`
+    /// if another worker watches; `Some(false)` if `parker` was already
+    /// notified (then the worker must not wait); `Some(true)` once claimed.
+    pub(crate) fn claim(&self, parker: &Parker) -> Option<bool> {
+        let mut claimed = lock(&self.claimed);
+        if *claimed {
+            return None;
+        }
+        if !parker.begin_driver_park() {
+            return Some(false);
+        }
+        *claimed = true;
+        self.watched.store(true, Ordering::Relaxed);
+        Some(true)
+    }
+
+    /// Gives the watch back (its holder only).
+    pub(crate) fn release(&self) {
+        let mut claimed = lock(&self.claimed);
+        *claimed = false;
+        self.watched.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether a worker watches (lock-free; a hint).
+    pub(crate) fn is_watched(&self) -> bool {
+        self.watched.load(Ordering::Relaxed)
+    }
+
+    /// Whether a worker watches, read under the mutex.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor uses it; loom models leave it out.
+    pub(crate) fn is_claimed(&self) -> bool {
+        *lock(&self.claimed)
+    }
+
+    /// The mutex, for the fallback thread's wait (`poll.rs`).
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn claimed(&self) -> &Mutex<bool> {
+        &self.claimed
+    }
 }
 
 /// What a busy worker saw at its previous check that the watching worker

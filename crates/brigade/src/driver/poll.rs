@@ -40,7 +40,7 @@
 //!   own wait should have ended (`watch_deadline`).
 //!
 //! ## Fallback coordination
-//! `worker_in_poll` (under its mutex) is `true` while a worker watches the
+//! The watch's mutex (`Watch::claimed`) holds `true` while a worker watches the
 //! poll; the fallback thread waits on `fallback_cv` while it is set, so
 //! an idle runtime does not wake two threads per event. A worker clears it
 //! and signals when it leaves the poll.
@@ -59,26 +59,22 @@ use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
 use super::signal::{Listener, RuntimeSignals};
 use super::time::TimeDriver;
-use super::{PollPark, UnservedProbe};
+use super::{PollPark, UnservedProbe, Watch};
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock, wait};
 
 /// I/O, timers and signals of one runtime.
 ///
 /// `poll` is the one driver lock: whoever holds it polls the `mio::Poll`
 /// and fires due timers (see the module docs of `driver/mod.rs` for who
-/// takes it when). `worker_in_poll` is set, under its own mutex, only by the
+/// takes it when). The watch (`Watch`) is claimed, under its own mutex, only by the
 /// worker that watches the poll (it does not hold `poll` while it waits);
 /// see "Fallback coordination" above.
 pub(crate) struct Driver {
     pub(crate) reactor: Reactor,
     pub(crate) time: TimeDriver,
     poll: Mutex<PollState>,
-    /// Whether a worker watches the poll (see the module docs).
-    worker_in_poll: Mutex<bool>,
-    /// `worker_in_poll`'s value, for lock-free readers: busy workers' polls,
-    /// which leave a watched poll to its watcher. A hint: a stale read costs
-    /// one poll more or less.
-    watched: AtomicBool,
+    /// Who watches the poll (see the module docs).
+    watch: Watch,
     /// Harvests so far (statistics-style: compared, never waited on).
     harvests: AtomicU64,
     /// When the watcher's wait times out at the latest (nanoseconds since
@@ -113,8 +109,7 @@ impl Driver {
             reactor,
             time: TimeDriver::new(),
             poll: Mutex::new(poll_state),
-            worker_in_poll: Mutex::new(false),
-            watched: AtomicBool::new(false),
+            watch: Watch::default(),
             harvests: AtomicU64::new(0),
             watch_deadline: AtomicU64::new(0),
             started: Instant::now(),
@@ -141,7 +136,7 @@ impl Driver {
     /// driver and no worker watches it (the watcher serves it). Returns how
     /// many tasks it woke (`0` if the driver was busy or watched).
     pub(crate) fn poll_nonblocking(&self) -> usize {
-        if self.watched.load(Ordering::Relaxed) {
+        if self.watch.is_watched() {
             return 0;
         }
         self.harvest()
@@ -184,16 +179,10 @@ impl Driver {
     /// unparked, then harvests. [`PollPark::Occupied`] if another worker
     /// watches.
     pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
-        {
-            let mut watching = lock(&self.worker_in_poll);
-            if *watching {
-                return PollPark::Occupied;
-            }
-            if !parker.begin_driver_park() {
-                return PollPark::Parked; // already notified: do not block
-            }
-            *watching = true;
-            self.watched.store(true, Ordering::Relaxed);
+        match self.watch.claim(parker) {
+            None => return PollPark::Occupied,
+            Some(false) => return PollPark::Parked, // already notified: do not block
+            Some(true) => {}
         }
         let timeout_ms = timeout_millis(self.time.time_to_next());
         #[cfg_attr(not(test), allow(unused_variables))]
@@ -211,11 +200,7 @@ impl Driver {
         let mut state = lock(&self.poll);
         self.turn(&mut state, Some(Duration::ZERO));
         drop(state);
-        {
-            let mut watching = lock(&self.worker_in_poll);
-            *watching = false;
-            self.watched.store(false, Ordering::Relaxed);
-        }
+        self.watch.release();
         self.fallback_cv.notify_one();
         parker.end_driver_park();
         PollPark::Parked
@@ -274,7 +259,7 @@ impl Driver {
     /// Whether a worker watches the driver's poll (then nobody else needs
     /// to poll while it serves: it notices I/O and timers at once).
     pub(crate) fn has_worker_in_poll(&self) -> bool {
-        *lock(&self.worker_in_poll)
+        self.watch.is_claimed()
     }
 
     /// This runtime's signal listener, registered with the reactor on first
@@ -286,7 +271,7 @@ impl Driver {
 
     /// Whether a worker watches the poll (lock-free; a hint).
     pub(crate) fn is_watched(&self) -> bool {
-        self.watched.load(Ordering::Relaxed)
+        self.watch.is_watched()
     }
 
     /// Wakes whoever waits on the poll (the watching worker and the
@@ -323,7 +308,7 @@ impl Driver {
         tracing::debug!("fallback driver thread started");
         loop {
             {
-                let mut worker_in_poll = lock(&self.worker_in_poll);
+                let mut worker_in_poll = lock(self.watch.claimed());
                 while *worker_in_poll && !self.shutdown.load(Ordering::Acquire) {
                     worker_in_poll = wait(&self.fallback_cv, worker_in_poll);
                 }
@@ -348,7 +333,7 @@ impl Driver {
     pub(crate) fn shutdown(&self) {
         self.shutdown.store(true, Ordering::Release);
         {
-            let _worker_in_poll = lock(&self.worker_in_poll);
+            let _worker_in_poll = lock(self.watch.claimed());
             self.fallback_cv.notify_all();
         }
         self.reactor.wake();
