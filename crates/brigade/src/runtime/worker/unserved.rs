@@ -1,0 +1,67 @@
+//! A busy worker's check that the idle worker it trusts really serves: on
+//! a crowded host the kernel may wake the worker watching the driver and
+//! not run it for a scheduler tick (`driver/poll.rs`, "the crowded-host
+//! hand-off"). `yield_if_busy()`'s fast path (`recheck_idle`, about once per
+//! epoch) and the worker's own epoch polls (`poll_for_epoch`) ask it.
+
+use super::{Core, WakeMode};
+use crate::epoch::epoch_of;
+
+impl Core {
+    /// The epoch poll of a busy worker (`Driver::poll_for_epoch`), or, while
+    /// a worker watches the driver, the check that it serves
+    /// ([`Self::serve_unserved`]). Returns how many tasks it woke.
+    pub(super) fn poll_for_epoch(&self, epoch: u64) -> usize {
+        if self.shared.driver.is_watched() {
+            usize::from(self.serve_unserved(epoch))
+        } else {
+            self.shared.driver.poll_for_epoch(epoch)
+        }
+    }
+
+    /// The fast path's amortised check, once its clock back-off says to
+    /// read the clock (`context::note_yield_point`): at the first read of
+    /// each epoch, whether work waits for an idle worker that has not run
+    /// ([`Self::serve_unserved`]). Returns whether that left tasks in this
+    /// worker's deque, for the running task to step aside for.
+    pub(crate) fn recheck_idle(&self) -> bool {
+        if self.in_block_in_place.get() {
+            // A nested executor's poll: this thread is blocked for a while,
+            // so it must not take work for its deque.
+            return false;
+        }
+        let watch = &self.shared.metrics.worker(self.index).watch;
+        let epoch = epoch_of(self.shared.clock_nanos());
+        let new_epoch = self.idle_check_epoch.replace(epoch) != epoch;
+        watch.gate_read(new_epoch);
+        new_epoch && self.serve_unserved(epoch) && !self.local.is_empty()
+    }
+
+    /// Serves, on this worker, I/O and timers pending while the worker
+    /// watching the driver has harvested nothing for an epoch: the kernel has
+    /// woken it but not run it (`Driver::harvest_if_unserved`): the woken tasks come to this
+    /// worker's deque, without waking anyone for the first. Returns whether
+    /// it found any.
+    fn serve_unserved(&self, epoch: u64) -> bool {
+        let mode = self.wake_mode.replace(WakeMode::Silent);
+        let woken = self
+            .shared
+            .driver
+            .harvest_if_unserved(&self.unserved, epoch);
+        self.wake_mode.set(mode);
+        if woken == 0 {
+            return false;
+        }
+        self.shared.metrics.count_idle_not_serving();
+        tracing::debug!(
+            target: "brigade::driver",
+            worker = self.index,
+            woken,
+            "idle worker not serving: a busy worker serves its I/O and timers"
+        );
+        if self.local.len() > 1 {
+            self.shared.idle.notify_one();
+        }
+        true
+    }
+}
