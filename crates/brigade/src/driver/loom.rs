@@ -101,10 +101,8 @@ impl Driver {
 
     /// Watches the poll, then harvests (see the module docs).
     pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
-        match self.watch.claim(parker) {
-            None => return PollPark::Occupied,
-            Some(false) => return PollPark::Parked, // already notified: do not block
-            Some(true) => {}
+        if let Err(park) = self.watch.claim(parker) {
+            return park;
         }
         {
             let mut waiting = lock(&self.waiting);

@@ -124,20 +124,21 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    /// Claims the watch for a worker about to park in the driver. `None`
-    /// if another worker watches; `Some(false)` if `parker` was already
-    /// notified (then the worker must not wait); `Some(true)` once claimed.
-    pub(crate) fn claim(&self, parker: &Parker) -> Option<bool> {
+    /// Claims the watch for a worker about to park in the driver. Else
+    /// says what `park_in_poll` returns instead: [`PollPark::Occupied`] if
+    /// another worker watches, [`PollPark::Parked`] if `parker` was already
+    /// notified (the worker must not wait).
+    pub(crate) fn claim(&self, parker: &Parker) -> Result<(), PollPark> {
         let mut claimed = lock(&self.claimed);
         if *claimed {
-            return None;
+            return Err(PollPark::Occupied);
         }
         if !parker.begin_driver_park() {
-            return Some(false);
+            return Err(PollPark::Parked);
         }
         *claimed = true;
         self.watched.store(true, Ordering::Relaxed);
-        Some(true)
+        Ok(())
     }
 
     /// Gives the watch back (its holder only).

@@ -179,10 +179,8 @@ impl Driver {
     /// unparked, then harvests. [`PollPark::Occupied`] if another worker
     /// watches.
     pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
-        match self.watch.claim(parker) {
-            None => return PollPark::Occupied,
-            Some(false) => return PollPark::Parked, // already notified: do not block
-            Some(true) => {}
+        if let Err(park) = self.watch.claim(parker) {
+            return park;
         }
         let timeout_ms = timeout_millis(self.time.time_to_next());
         #[cfg_attr(not(test), allow(unused_variables))]
