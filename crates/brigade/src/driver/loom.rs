@@ -10,13 +10,16 @@
 //! harvest under the same lock. Events are a count that models add
 //! ([`Driver::make_ready`]) and harvests take, as `epoll_wait` takes the
 //! ready list: the models check that every event is harvested exactly once
-//! and that no unpark is lost. The fallback thread is not modelled.
+//! and that no unpark is lost. The watcher's relief (`Relief`) is the real
+//! one, with the clock stopped at 0: a relieved watcher waits for an unpark
+//! only, so a model in which nobody ends the relief deadlocks. The fallback
+//! thread is not modelled.
 
 use std::io;
 use std::time::Duration;
 
 use super::park::Parker;
-use super::{PollPark, UnservedProbe, Watch};
+use super::{PollPark, Relief, UnservedProbe, Watch};
 use crate::sync::{AtomicUsize, Condvar, Mutex, Ordering, lock, wait};
 
 /// I/O and timers of one runtime, without I/O or timers.
@@ -31,6 +34,8 @@ pub(crate) struct Driver {
     changed: Condvar,
     /// Harvests so far.
     harvests: AtomicUsize,
+    /// Whether busy workers serve the poll for the watcher.
+    relief: Relief,
     /// Events harvested so far.
     harvested: AtomicUsize,
 }
@@ -51,6 +56,7 @@ impl Driver {
             waiting: Mutex::new(Waiting::default()),
             changed: Condvar::new(),
             harvests: AtomicUsize::new(0),
+            relief: Relief::default(),
             harvested: AtomicUsize::new(0),
         })
     }
@@ -99,14 +105,24 @@ impl Driver {
         self.poll_nonblocking()
     }
 
-    /// Watches the poll, then harvests (see the module docs).
-    pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
-        if let Err(park) = self.watch.claim(parker) {
+    /// Watches the poll, then harvests (see the module docs); `worker` as
+    /// in the real driver.
+    pub(crate) fn park_in_poll(&self, parker: &Parker, worker: usize) -> PollPark {
+        // Ended before the claim: a watcher that claims after this claim
+        // attempt reads the relief after the end (the watch's mutex orders
+        // them), and one that claimed before it is unparked.
+        let ended_relief = self.relief.end_if_server(worker);
+        let claimed = self.watch.claim(parker);
+        if ended_relief && claimed == Err(PollPark::Occupied) {
+            self.unpark_watcher();
+        }
+        if let Err(park) = claimed {
             return park;
         }
+        let relieved = self.relief.remaining(0).is_some();
         {
             let mut waiting = lock(&self.waiting);
-            while waiting.ready == 0 && !waiting.unparked {
+            while (relieved || waiting.ready == 0) && !waiting.unparked {
                 waiting = wait(&self.changed, waiting);
             }
             waiting.unparked = false; // drains the wake pipe
@@ -120,13 +136,22 @@ impl Driver {
     }
 
     /// The busy worker's check that the watcher serves (`poll.rs`).
-    pub(crate) fn harvest_if_unserved(&self, probe: &UnservedProbe, epoch: u64) -> usize {
+    pub(crate) fn harvest_if_unserved(
+        &self,
+        probe: &UnservedProbe,
+        epoch: u64,
+        worker: usize,
+    ) -> usize {
         let harvests = self.harvests.load(Ordering::Relaxed) as u64;
-        if !probe.should_harvest(epoch, harvests, || lock(&self.waiting).ready > 0) {
+        let relieving = self.relief.is_granted();
+        if !probe.should_harvest(epoch, harvests, relieving, || lock(&self.waiting).ready > 0) {
             return 0;
         }
         let woken = self.harvest();
         probe.harvested(self.harvests.load(Ordering::Relaxed) as u64);
+        if woken > 0 {
+            self.relief.grant(0, super::RELIEF_NANOS, worker);
+        }
         woken
     }
 
@@ -188,7 +213,7 @@ mod models {
             let parker = Arc::new(Parker::new());
             let watcher = {
                 let (driver, parker) = (driver.clone(), parker.clone());
-                thread::spawn(move || driver.park_in_poll(&parker))
+                thread::spawn(move || driver.park_in_poll(&parker, 0))
             };
             let busy = {
                 let driver = driver.clone();
@@ -198,7 +223,7 @@ mod models {
                     // Two checks an epoch apart that see the event pending
                     // with no harvest between them harvest it.
                     (1..=2)
-                        .map(|epoch| driver.harvest_if_unserved(&probe, epoch))
+                        .map(|epoch| driver.harvest_if_unserved(&probe, epoch, 1))
                         .sum::<usize>()
                 })
             };
@@ -224,7 +249,7 @@ mod models {
                 .iter()
                 .map(|parker| {
                     let (driver, parker) = (driver.clone(), parker.clone());
-                    thread::spawn(move || driver.park_in_poll(&parker))
+                    thread::spawn(move || driver.park_in_poll(&parker, 0))
                 })
                 .collect();
             // Wake both, as a notify of each would.
@@ -236,6 +261,57 @@ mod models {
             let parks: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
             assert!(parks.contains(&PollPark::Parked));
             assert!(!driver.is_watched());
+        });
+    }
+
+    /// A busy worker serves an event for the watcher, which relieves the
+    /// watcher, and then goes to sleep itself while a second event is on
+    /// its way. The watcher keeps parking (as a worker that finds nothing
+    /// does). Once the busy worker sleeps, a third event comes, and the
+    /// watcher harvests it: the sleeping busy worker ended the relief, and
+    /// unparked the watcher if it was relieved already. (Without that, the
+    /// relieved watcher waits for an unpark that never comes and the model
+    /// deadlocks.)
+    #[test]
+    fn a_busy_worker_that_sleeps_ends_the_relief() {
+        // Three threads of several steps each: bounded as the scheduler's
+        // models are (`LOOM_MAX_PREEMPTIONS` overrides it).
+        let mut builder = loom::model::Builder::new();
+        if builder.preemption_bound.is_none() {
+            builder.preemption_bound = Some(3);
+        }
+        builder.check(|| {
+            let driver = Arc::new(Driver::new().unwrap());
+            let watcher = {
+                let driver = driver.clone();
+                thread::spawn(move || {
+                    let parker = Parker::new();
+                    while driver.harvested() < 3 {
+                        driver.park_in_poll(&parker, 0);
+                    }
+                })
+            };
+            let busy = {
+                let driver = driver.clone();
+                thread::spawn(move || {
+                    let probe = UnservedProbe::default();
+                    driver.make_ready(1);
+                    for epoch in 1..=2 {
+                        driver.harvest_if_unserved(&probe, epoch, 1);
+                    }
+                    // It goes to sleep; an earlier notification means it
+                    // does not wait in the model (nothing would wake it).
+                    let parker = Parker::new();
+                    parker.unpark();
+                    driver.park_in_poll(&parker, 1)
+                })
+            };
+            driver.make_ready(1);
+            let busy_parked = busy.join().unwrap();
+            driver.make_ready(1);
+            watcher.join().unwrap();
+            assert_eq!(driver.harvested(), 3);
+            assert!(busy_parked == PollPark::Occupied || !driver.relief.is_granted());
         });
     }
 }

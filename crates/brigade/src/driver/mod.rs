@@ -60,7 +60,7 @@
 
 use std::cell::Cell;
 
-use crate::sync::{AtomicBool, Mutex, Ordering, lock};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, lock};
 
 #[cfg(loom)]
 mod loom;
@@ -166,6 +166,90 @@ impl Watch {
     }
 }
 
+/// How long a busy worker that found the watcher not serving serves the
+/// poll in its place: 2^20 ns, about 1 ms (see [`Relief`]).
+pub(crate) const RELIEF_NANOS: u64 = 1 << 20;
+
+/// The watcher's relief: while a busy worker serves the poll for a watcher
+/// that the kernel does not run (a crowded host), the watcher stops waiting
+/// on the epoll descriptor and waits only for an unpark (its wake pipe)
+/// or its timer, so the kernel stops waking it for events that the busy
+/// worker harvests anyway (each such wake-up took a slice from the busy
+/// worker or the client, and found nothing). `poll.rs`, "relief", has the
+/// figures.
+///
+/// `until` is the end of the relief, in the driver's own nanoseconds
+/// (`0`: none). The protocol:
+/// - A busy worker **grants** it ([`Relief::grant`]) each time its check
+///   harvests work that the watcher left unserved; while it is granted the
+///   busy worker checks every epoch, without the probe's back-off.
+/// - The watcher reads it when it starts a wait: while granted and not
+///   over, it waits on the wake pipe only, with the relief's end as its
+///   timeout at the latest. Once over, the watcher clears it and watches the
+///   epoll descriptor again.
+/// - The busy worker that granted it last (`server`) **ends** it when it
+///   goes to sleep ([`Relief::end_if_server`]), before it tries to claim
+///   the watch, and unparks the watcher if that claim finds one: nobody
+///   else serves the poll. A watcher that claims after that attempt reads
+///   the relief after the end (the watch's mutex orders the two), so it
+///   watches the descriptor; one that claimed before it, and may have read
+///   the relief as granted, finds the pipe's byte when it waits.
+/// - So the poll is never unwatched by everyone for longer than
+///   [`RELIEF_NANOS`]: a busy worker that stops serving without parking (a
+///   poll without yield points) leaves it to the watcher at the relief's
+///   end.
+///
+/// Relaxed throughout: the value orders nothing; a stale read costs one
+/// wait on the descriptor more (the watcher) or one epoch's check fewer
+/// (the busy worker), and the pipe's byte is what closes the race above.
+#[derive(Default)]
+pub(crate) struct Relief {
+    until: AtomicU64,
+    /// The worker that granted it last: the one that serves the poll.
+    server: AtomicUsize,
+}
+
+impl Relief {
+    /// A busy worker served the poll at `now`: relieve the watcher until
+    /// `now + length` ([`RELIEF_NANOS`]; tests lengthen it).
+    /// `server` is the busy worker's index.
+    pub(crate) fn grant(&self, now: u64, length: u64, server: usize) {
+        self.server.store(server, Ordering::Relaxed);
+        self.until
+            .store(now.saturating_add(length).max(1), Ordering::Relaxed);
+    }
+
+    /// Whether a relief is granted (it may be over: no clock read).
+    pub(crate) fn is_granted(&self) -> bool {
+        self.until.load(Ordering::Relaxed) != 0
+    }
+
+    /// The watcher's read at `now`: how long it stays relieved, or `None`
+    /// (it clears a relief that is over).
+    pub(crate) fn remaining(&self, now: u64) -> Option<u64> {
+        let until = self.until.load(Ordering::Relaxed);
+        if until == 0 {
+            return None;
+        }
+        if now >= until {
+            // A busy worker may grant a new one meanwhile: keep that.
+            let _ = self
+                .until
+                .compare_exchange(until, 0, Ordering::Relaxed, Ordering::Relaxed);
+            return None;
+        }
+        Some(until - now)
+    }
+
+    /// Ends the relief if `worker` granted it: whether one was granted
+    /// (the caller then unparks the watcher).
+    pub(crate) fn end_if_server(&self, worker: usize) -> bool {
+        self.until.load(Ordering::Relaxed) != 0
+            && self.server.load(Ordering::Relaxed) == worker
+            && self.until.swap(0, Ordering::Relaxed) != 0
+    }
+}
+
 /// What a busy worker saw at its previous check that the watching worker
 /// serves (`Driver::harvest_if_unserved`; "the crowded-host hand-off" in
 /// `poll.rs`). Only that worker's thread touches it.
@@ -195,10 +279,14 @@ impl UnservedProbe {
     /// then every 8 epochs, so an idle host's busy worker pays about one
     /// look per 8 epochs; a harvest by anyone else (a watcher that serves)
     /// costs it no look at all.
+    ///
+    /// `relieving`: this runtime's watcher is relieved ([`Relief`]), so busy
+    /// workers serve the poll: look every epoch, without backing off.
     pub(crate) fn should_harvest(
         &self,
         epoch: u64,
         harvests: u64,
+        relieving: bool,
         pending: impl FnOnce() -> bool,
     ) -> bool {
         if epoch < self.next_epoch.get() {
@@ -214,6 +302,9 @@ impl UnservedProbe {
             self.quiet.set(0);
             return true;
         }
+        if relieving {
+            return false;
+        }
         let quiet = (self.quiet.get() + 1).min(MAX_QUIET_SHIFT);
         self.quiet.set(quiet);
         self.next_epoch.set(epoch + (1 << quiet));
@@ -228,21 +319,21 @@ impl UnservedProbe {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::UnservedProbe;
+    use super::{RELIEF_NANOS, Relief, UnservedProbe};
 
     #[test]
     fn harvests_pending_work_when_nobody_harvested_since_an_earlier_epoch() {
         let probe = UnservedProbe::default();
         // First look: someone harvested since time zero (count 1 != 0).
-        assert!(!probe.should_harvest(1, 1, || panic!("no look needed")));
+        assert!(!probe.should_harvest(1, 1, false, || panic!("no look needed")));
         // Nobody harvested since, and work is pending: serve it.
-        assert!(probe.should_harvest(2, 1, || true));
+        assert!(probe.should_harvest(2, 1, false, || true));
         probe.harvested(2);
         // Someone else harvested meanwhile: the watcher serves.
-        assert!(!probe.should_harvest(3, 3, || panic!("no look needed")));
+        assert!(!probe.should_harvest(3, 3, false, || panic!("no look needed")));
         // Once per epoch at most.
-        assert!(probe.should_harvest(4, 3, || true));
-        assert!(!probe.should_harvest(4, 3, || panic!("checked in this epoch")));
+        assert!(probe.should_harvest(4, 3, false, || true));
+        assert!(!probe.should_harvest(4, 3, false, || panic!("checked in this epoch")));
     }
 
     #[test]
@@ -250,11 +341,41 @@ mod tests {
         let probe = UnservedProbe::default();
         let mut looked_at = Vec::new();
         for epoch in 1..=40 {
-            probe.should_harvest(epoch, 0, || {
+            probe.should_harvest(epoch, 0, false, || {
                 looked_at.push(epoch);
                 false
             });
         }
         assert_eq!(looked_at, [1, 3, 7, 15, 23, 31, 39]);
+    }
+
+    #[test]
+    fn looks_every_epoch_while_relieving_the_watcher() {
+        let probe = UnservedProbe::default();
+        let mut looked_at = Vec::new();
+        for epoch in 1..=5 {
+            probe.should_harvest(epoch, 0, true, || {
+                looked_at.push(epoch);
+                false
+            });
+        }
+        assert_eq!(looked_at, [1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn a_relief_lasts_until_its_end_or_until_ended() {
+        let relief = Relief::default();
+        assert_eq!(relief.remaining(10), None);
+        relief.grant(10, RELIEF_NANOS, 1);
+        assert!(relief.is_granted());
+        assert_eq!(relief.remaining(10), Some(RELIEF_NANOS));
+        // Over: the watcher's read clears it.
+        assert_eq!(relief.remaining(10 + RELIEF_NANOS), None);
+        assert!(!relief.is_granted());
+        relief.grant(20, RELIEF_NANOS, 1);
+        assert!(!relief.end_if_server(0), "only its server ends it");
+        assert!(relief.end_if_server(1), "ended while granted");
+        assert!(!relief.end_if_server(1), "nothing left to end");
+        assert_eq!(relief.remaining(20), None);
     }
 }

@@ -39,6 +39,19 @@
 //!   second-guessed. A due timer counts as pending only once the watcher's
 //!   own wait should have ended (`watch_deadline`).
 //!
+//! ## Relief: the busy worker keeps serving for a while
+//! Once a busy worker has served the poll for the watcher, the host is
+//! crowded, and the watcher would go on being woken by the kernel for every
+//! event, late, to find that the busy worker harvested it already. Each of
+//! those wake-ups took a slice from the busy worker or the client (`kv`
+//! with the snapshot on, 2 workers: the watcher's thread used as much CPU as
+//! the snapshot's). So the busy worker's harvest grants the watcher a
+//! relief of about 1 ms (`Relief` in `driver/mod.rs`, which has the
+//! protocol): the watcher then waits for an unpark or its timer only, and
+//! busy workers look every epoch. A worker that goes to sleep ends the
+//! relief and unparks the watcher, so the poll is watched again as soon as
+//! nobody busy serves it, and after the relief's end at the latest.
+//!
 //! ## Fallback coordination
 //! The watch's mutex (`Watch::claimed`) holds `true` while a worker watches the
 //! poll; the fallback thread waits on `fallback_cv` while it is set, so
@@ -59,7 +72,7 @@ use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
 use super::signal::{Listener, RuntimeSignals};
 use super::time::TimeDriver;
-use super::{PollPark, UnservedProbe, Watch};
+use super::{PollPark, Relief, UnservedProbe, Watch};
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock, wait};
 
 /// I/O, timers and signals of one runtime.
@@ -77,6 +90,8 @@ pub(crate) struct Driver {
     watch: Watch,
     /// Harvests so far (statistics-style: compared, never waited on).
     harvests: AtomicU64,
+    /// Whether busy workers serve the poll for the watcher (`Relief`).
+    relief: Relief,
     /// When the watcher's wait times out at the latest (nanoseconds since
     /// `started`; `u64::MAX`: no timeout; 0: nobody watches). A due timer is
     /// unserved only once this has passed: the watcher's timeout is rounded
@@ -111,6 +126,7 @@ impl Driver {
             poll: Mutex::new(poll_state),
             watch: Watch::default(),
             harvests: AtomicU64::new(0),
+            relief: Relief::default(),
             watch_deadline: AtomicU64::new(0),
             started: Instant::now(),
             wake_pipe: WakePipe::new()?,
@@ -178,19 +194,25 @@ impl Driver {
     /// docs) until events are pending, the nearest timer is due or it is
     /// unparked, then harvests. [`PollPark::Occupied`] if another worker
     /// watches.
-    pub(crate) fn park_in_poll(&self, parker: &Parker) -> PollPark {
-        if let Err(park) = self.watch.claim(parker) {
+    ///
+    /// `worker`: the parking worker's index. If it is the busy worker that
+    /// relieved the watcher (`Relief`), nobody serves the poll once it
+    /// sleeps: it ends the relief, and unparks the relieved watcher unless
+    /// it watches itself now.
+    pub(crate) fn park_in_poll(&self, parker: &Parker, worker: usize) -> PollPark {
+        // Ended before the claim: a watcher that claims after this claim
+        // attempt reads the relief after the end (the watch's mutex orders
+        // them), and one that claimed before it is unparked.
+        let ended_relief = self.relief.end_if_server(worker);
+        let claimed = self.watch.claim(parker);
+        if ended_relief && claimed == Err(PollPark::Occupied) {
+            self.unpark_watcher();
+        }
+        if let Err(park) = claimed {
             return park;
         }
-        let timeout_ms = timeout_millis(self.time.time_to_next());
         #[cfg_attr(not(test), allow(unused_variables))]
-        let deadline = self.publish_watch_deadline(timeout_ms);
-        let pipe = Some(self.wake_pipe.read_fd());
-        let woken = wait_readable(self.reactor.poll_fd(), pipe, timeout_ms);
-        self.watch_deadline.store(0, Ordering::Relaxed);
-        if woken.by_also {
-            self.wake_pipe.drain();
-        }
+        let (woken, deadline) = self.watch_wait();
         #[cfg(test)]
         self.test_hooks
             .hold_watcher(woken.by_fd || !woken.by_also || self.nanos_since_start() >= deadline);
@@ -204,19 +226,63 @@ impl Driver {
         PollPark::Parked
     }
 
+    /// The watcher's wait, without the poll lock: until the epoll
+    /// descriptor is readable (not while relieved: `Relief`), the nearest
+    /// timer is due, the relief ends, or it is unparked. Returns what woke
+    /// it and when its wait would have timed out at the latest.
+    fn watch_wait(&self) -> (Woken, u64) {
+        let mut timeout = self.time.time_to_next();
+        let relieved = self.relief.remaining(self.nanos_since_start());
+        if let Some(left) = relieved {
+            let left = Duration::from_nanos(left);
+            timeout = Some(timeout.map_or(left, |timer| timer.min(left)));
+        }
+        let timeout_ms = timeout_millis(timeout);
+        let deadline = self.publish_watch_deadline(timeout_ms);
+        let pipe = self.wake_pipe.read_fd();
+        let woken = match relieved {
+            None => wait_readable(self.reactor.poll_fd(), Some(pipe), timeout_ms),
+            Some(_) => {
+                #[cfg(test)]
+                self.test_hooks.count_relieved_wait();
+                let woken = wait_readable(pipe, None, timeout_ms);
+                Woken {
+                    by_fd: false,
+                    by_also: woken.by_fd,
+                }
+            }
+        };
+        self.watch_deadline.store(0, Ordering::Relaxed);
+        if woken.by_also {
+            self.wake_pipe.drain();
+        }
+        (woken, deadline)
+    }
+
     /// A busy worker's check, at most once per epoch (`epoch.rs`), that the
     /// poll is served: harvests, and returns how many tasks it woke, only
     /// when work (events or a due timer) is pending and nobody harvested
     /// since this worker's previous check, in an earlier epoch. See
     /// "the crowded-host hand-off" in the module docs. `probe` is the
-    /// worker's own record of its previous check.
-    pub(crate) fn harvest_if_unserved(&self, probe: &UnservedProbe, epoch: u64) -> usize {
+    /// worker's own record of its previous check; `worker` its index (it
+    /// relieves the watcher, `Relief`, when it harvested work).
+    pub(crate) fn harvest_if_unserved(
+        &self,
+        probe: &UnservedProbe,
+        epoch: u64,
+        worker: usize,
+    ) -> usize {
         let harvests = self.harvests.load(Ordering::Relaxed);
-        if !probe.should_harvest(epoch, harvests, || self.has_pending_work()) {
+        let relieving = self.relief.is_granted();
+        if !probe.should_harvest(epoch, harvests, relieving, || self.has_pending_work()) {
             return 0;
         }
         let woken = self.harvest();
         probe.harvested(self.harvests.load(Ordering::Relaxed));
+        if woken > 0 {
+            let now = self.nanos_since_start();
+            self.relief.grant(now, self.relief_length(), worker);
+        }
         woken
     }
 
@@ -227,6 +293,21 @@ impl Driver {
         let timer_due = self.time.time_to_next() == Some(Duration::ZERO)
             && self.nanos_since_start() >= self.watch_deadline.load(Ordering::Relaxed);
         timer_due || is_readable_now(self.reactor.poll_fd())
+    }
+
+    /// How long a relief lasts (`Relief`).
+    fn relief_length(&self) -> u64 {
+        #[cfg(test)]
+        if let Some(length) = self.test_hooks.relief_length() {
+            return length;
+        }
+        super::RELIEF_NANOS
+    }
+
+    /// Whether the watcher is relieved (tests).
+    #[cfg(test)]
+    pub(crate) fn is_relief_granted(&self) -> bool {
+        self.relief.is_granted()
     }
 
     /// Records, and returns, when the watcher's wait of `timeout_ms` ends at
@@ -350,8 +431,7 @@ fn timeout_millis(timeout: Option<Duration>) -> libc::c_int {
 
 /// What ended a [`wait_readable`] (neither: the timeout).
 struct Woken {
-    /// The first descriptor (the epoll descriptor) was readable.
-    #[cfg_attr(not(test), allow(dead_code))] // The test hooks read it.
+    /// The first descriptor was readable.
     by_fd: bool,
     /// The second descriptor (the wake pipe) was readable.
     by_also: bool,
@@ -444,100 +524,4 @@ impl WakePipe {
 }
 
 #[cfg(test)]
-pub(crate) mod test_hooks {
-    //! Holds a woken watcher before it harvests, as a crowded host's kernel
-    //! would hold it off the CPU, so tests can check that busy workers serve
-    //! its work.
-    use std::sync::{Condvar, Mutex};
-    use std::time::{Duration, Instant};
-
-    /// Which wake-ups of the watcher are held.
-    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-    pub(crate) enum Hold {
-        /// None.
-        Off,
-        /// Those from the kernel only: I/O readiness or the timer's timeout
-        /// (not an unpark through the wake pipe).
-        KernelWakes,
-        /// Every wake-up.
-        AllWakes,
-    }
-
-    struct State {
-        hold: Hold,
-        held: bool,
-    }
-
-    /// See the module docs.
-    pub(crate) struct TestHooks {
-        state: Mutex<State>,
-        changed: Condvar,
-    }
-
-    impl Default for TestHooks {
-        fn default() -> Self {
-            TestHooks {
-                state: Mutex::new(State {
-                    hold: Hold::Off,
-                    held: false,
-                }),
-                changed: Condvar::new(),
-            }
-        }
-    }
-
-    /// Lets a held watcher go when dropped, so that a failing test ends
-    /// (its runtime's shutdown waits for the watcher) instead of hanging.
-    pub(crate) struct Holding<'a>(&'a TestHooks);
-
-    impl Drop for Holding<'_> {
-        fn drop(&mut self) {
-            self.0.state.lock().unwrap().hold = Hold::Off;
-            self.0.changed.notify_all();
-        }
-    }
-
-    impl TestHooks {
-        /// From now on, a watcher woken as `hold` says waits before it
-        /// harvests, until the guard is dropped.
-        pub(crate) fn hold(&self, hold: Hold) -> Holding<'_> {
-            self.state.lock().unwrap().hold = hold;
-            Holding(self)
-        }
-
-        /// Waits until a watcher is held; `false` after `timeout`.
-        pub(crate) fn wait_held(&self, timeout: Duration) -> bool {
-            let deadline = Instant::now() + timeout;
-            let mut state = self.state.lock().unwrap();
-            while !state.held {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return false;
-                }
-                state = self.changed.wait_timeout(state, left).unwrap().0;
-            }
-            true
-        }
-
-        /// The watcher's side, after its wait and before it harvests.
-        /// `by_kernel`: events or its timeout woke it (an unpark may have
-        /// too).
-        pub(super) fn hold_watcher(&self, by_kernel: bool) {
-            let mut state = self.state.lock().unwrap();
-            let held = match state.hold {
-                Hold::Off => false,
-                Hold::KernelWakes => by_kernel,
-                Hold::AllWakes => true,
-            };
-            if !held {
-                return;
-            }
-            state.held = true;
-            self.changed.notify_all();
-            while state.hold != Hold::Off {
-                state = self.changed.wait(state).unwrap();
-            }
-            state.held = false;
-        }
-    }
-}
+pub(crate) mod test_hooks;

@@ -38,6 +38,18 @@ fn runtime_with_a_busy_worker() -> (Runtime, Arc<AtomicBool>) {
     (rt, stop)
 }
 
+/// Waits until `count` workers are idle.
+fn wait_for_idle_workers(rt: &Runtime, count: usize) {
+    let deadline = Instant::now() + BOUND;
+    while rt.handle.shared.idle.num_idle() != count {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for idle workers"
+        );
+        std::thread::yield_now();
+    }
+}
+
 /// Waits until the worker that is not busy is idle and watches the driver:
 /// `yield_if_busy()`'s fast path then trusts it.
 fn wait_for_a_watcher(rt: &Runtime) {
@@ -78,6 +90,85 @@ fn a_busy_worker_serves_io_while_the_idle_worker_is_held() {
         "the busy worker serves the connection while the watcher is held"
     );
     assert!(counted >= 1, "counted as an idle worker not serving");
+}
+
+/// After a busy worker served for the held watcher, the watcher is relieved
+/// (it stops watching the epoll descriptor; `Relief`), here for far longer
+/// than the test's bound. When the busy worker then runs out of work and
+/// sleeps, it must end the relief and unpark the watcher: nobody else would
+/// serve the next connection.
+#[test]
+fn a_busy_worker_that_goes_to_sleep_hands_the_poll_back() {
+    // The case needs the watcher to wait relieved before the busy worker
+    // sleeps; if the busy task moved to the other worker first (its worker
+    // then ended the relief as it went to sleep), try again.
+    for _attempt in 0..20 {
+        if hand_back_after_relief() {
+            return;
+        }
+    }
+    panic!("the watcher never waited relieved in 20 attempts");
+}
+
+/// One attempt of the test above: `false` if the relief ended before the
+/// watcher waited relieved.
+fn hand_back_after_relief() -> bool {
+    let (rt, stop) = runtime_with_a_busy_worker();
+    let driver = &rt.handle.shared.driver;
+    let hooks = &driver.test_hooks;
+    hooks.set_relief_length(BOUND * 10);
+    let (bound, address) = mpsc::channel();
+    let (served, was_served) = mpsc::channel();
+    rt.spawn(async move {
+        let listener = crate::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        bound.send(listener.local_addr().unwrap()).unwrap();
+        for _ in 0..2 {
+            let accepted = listener.accept().await;
+            served.send(accepted.is_ok()).unwrap();
+        }
+    });
+    let address = address.recv_timeout(BOUND).unwrap();
+    wait_for_a_watcher(&rt);
+    let holding = hooks.hold(Hold::KernelWakes);
+    let _first = std::net::TcpStream::connect(address).unwrap();
+    let first = was_served.recv_timeout(BOUND);
+    let relieved = driver.is_relief_granted();
+    drop(holding);
+    assert_eq!(
+        first,
+        Ok(true),
+        "the busy worker serves the first connection"
+    );
+    assert!(
+        relieved,
+        "the watcher is relieved once a busy worker served for it"
+    );
+    // The watcher may still be in the wait it began before the relief (the
+    // busy worker harvested before the kernel woke it): unparked, it finds
+    // nothing to do and parks again, relieved.
+    driver.unpark_watcher();
+    let deadline = Instant::now() + BOUND;
+    while hooks.relieved_waits() == 0 {
+        if !driver.is_relief_granted() {
+            stop.store(true, Ordering::Relaxed);
+            return false;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for a relieved wait"
+        );
+        std::thread::yield_now();
+    }
+    // The busy task ends, and its worker goes to sleep.
+    stop.store(true, Ordering::Relaxed);
+    wait_for_idle_workers(&rt, 2);
+    let _second = std::net::TcpStream::connect(address).unwrap();
+    assert_eq!(
+        was_served.recv_timeout(BOUND),
+        Ok(true),
+        "the second connection is served once the busy worker sleeps"
+    );
+    true
 }
 
 #[test]

@@ -578,7 +578,7 @@ impl Core {
                 || (self.is_spare && shared.compensation.is_surplus())
         };
         let sleep = |parker: &Parker| {
-            let timeout = match shared.driver.park_in_poll(parker) {
+            let timeout = match shared.driver.park_in_poll(parker, self.index) {
                 PollPark::Parked => return,
                 // Another worker watches the poll; wake for the next timer
                 // in case it stops watching before then.

@@ -39,15 +39,18 @@ impl Core {
 
     /// Serves, on this worker, I/O and timers pending while the worker
     /// watching the driver has harvested nothing for an epoch: the kernel has
-    /// woken it but not run it (`Driver::harvest_if_unserved`): the woken tasks come to this
-    /// worker's deque, without waking anyone for the first. Returns whether
-    /// it found any.
+    /// woken it but not run it (`Driver::harvest_if_unserved`): the woken
+    /// tasks come to this worker's deque, without waking anyone: the idle
+    /// worker that a notification would wake is the one the kernel does not
+    /// run, and it would come late to steal work this worker is about to
+    /// run (the watcher is relieved instead: `Relief`). Returns whether it
+    /// found any.
     fn serve_unserved(&self, epoch: u64) -> bool {
         let mode = self.wake_mode.replace(WakeMode::Silent);
         let woken = self
             .shared
             .driver
-            .harvest_if_unserved(&self.unserved, epoch);
+            .harvest_if_unserved(&self.unserved, epoch, self.index);
         self.wake_mode.set(mode);
         if woken == 0 {
             return false;
@@ -59,9 +62,6 @@ impl Core {
             woken,
             "idle worker not serving: a busy worker serves its I/O and timers"
         );
-        if self.local.len() > 1 {
-            self.shared.idle.notify_one();
-        }
         true
     }
 }
