@@ -41,9 +41,14 @@
 mod addr;
 mod byte_stream;
 mod datagram;
+mod readiness;
+mod split;
+pub mod tcp;
 mod tcp_listener;
 mod tcp_stream;
 mod udp;
+#[cfg(unix)]
+pub mod unix;
 #[cfg(unix)]
 mod unix_datagram;
 #[cfg(unix)]
