@@ -99,6 +99,14 @@ impl TcpListener {
         })
     }
 
+    /// Registers a listening mio socket; `what` names the calling API for
+    /// the error raised outside a runtime.
+    pub(crate) fn from_mio(listener: mio::net::TcpListener, what: &str) -> io::Result<TcpListener> {
+        Ok(TcpListener {
+            io: PollEvented::new(listener, what)?,
+        })
+    }
+
     /// Deregisters the listener and returns it as a standard-library one
     /// (still in non-blocking mode).
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {

@@ -4,7 +4,6 @@ use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
-use std::task::{Context, Poll};
 
 use super::addr::{ToSocketAddrs, first_ok, resolve};
 use super::byte_stream::{Connecting, byte_stream, wait_connected};
@@ -51,16 +50,24 @@ impl TcpStream {
     pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
         let addrs = resolve(&addr).await?;
         first_ok(addrs, |addr| async move {
-            let stream = TcpStream {
-                io: PollEvented::new(
-                    mio::net::TcpStream::connect(addr)?,
-                    "brigade::net::TcpStream::connect",
-                )?,
-            };
-            wait_connected(&stream.io).await?;
-            Ok(stream)
+            let stream = mio::net::TcpStream::connect(addr)?;
+            TcpStream::connecting(stream, "brigade::net::TcpStream::connect").await
         })
         .await
+    }
+
+    /// Registers a stream whose non-blocking connect is under way and
+    /// waits until it is connected. `what` names the calling API for the
+    /// error raised outside a runtime.
+    pub(crate) async fn connecting(
+        stream: mio::net::TcpStream,
+        what: &str,
+    ) -> io::Result<TcpStream> {
+        let stream = TcpStream {
+            io: PollEvented::new(stream, what)?,
+        };
+        wait_connected(&stream.io).await?;
+        Ok(stream)
     }
 
     /// Wraps a standard-library stream (made non-blocking here).
@@ -136,12 +143,12 @@ impl TcpStream {
     #[cfg(feature = "tokio-io")]
     pub fn poll_peek(
         &self,
-        cx: &mut Context<'_>,
+        cx: &mut std::task::Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> Poll<io::Result<usize>> {
+    ) -> std::task::Poll<io::Result<usize>> {
         let unfilled = buf.initialize_unfilled();
         let peeked = self.io.poll_read_io(cx, |stream| stream.peek(unfilled));
-        if let Poll::Ready(Ok(n)) = peeked {
+        if let std::task::Poll::Ready(Ok(n)) = peeked {
             buf.advance(n);
         }
         peeked
