@@ -415,3 +415,91 @@ async fn std_conversions_and_raw_fds() {
     })
     .await;
 }
+
+#[brigade::test(worker_threads = 2)]
+async fn echo_through_owned_halves_and_reunite() {
+    bounded(async {
+        let (a, b) = UnixStream::pair().unwrap();
+        let echo = brigade::spawn(async move {
+            let (mut read, mut write) = b.into_split();
+            tokio::io::copy(&mut read, &mut write).await.unwrap()
+        });
+        let (mut read, mut write) = a.into_split();
+        let payload = vec![9u8; 1 << 20];
+        let sent = payload.clone();
+        let writer = brigade::spawn(async move {
+            write.write_all(&sent).await.unwrap();
+            write.shutdown().await.unwrap();
+            write
+        });
+        let mut echoed = Vec::new();
+        read.read_to_end(&mut echoed).await.unwrap();
+        assert!(echoed == payload, "the echo matches what was sent");
+        assert_eq!(echo.await.unwrap(), payload.len() as u64);
+        let write = writer.await.unwrap();
+        // Halves of another stream do not fit.
+        let (c, _d) = UnixStream::pair().unwrap();
+        let (c_read, c_write) = c.into_split();
+        let error = read.reunite(c_write).unwrap_err();
+        assert!(error.to_string().contains("not from the same socket"));
+        let brigade::net::unix::ReuniteError(read, c_write) = error;
+        assert!(read.reunite(write).is_ok());
+        assert!(c_read.reunite(c_write).is_ok());
+    })
+    .await;
+}
+
+#[brigade::test(worker_threads = 2)]
+async fn unix_try_read_would_block_then_reads_after_readable_through_a_borrowed_half() {
+    bounded(async {
+        let (mut a, b) = UnixStream::pair().unwrap();
+        let (read, write) = a.split();
+        let mut buf = [0u8; 8];
+        let error = read.try_read(&mut buf).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
+        b.writable().await.unwrap();
+        assert_eq!(b.try_write(b"data").unwrap(), 4);
+        let n = loop {
+            read.readable().await.unwrap();
+            match read.try_read(&mut buf) {
+                Ok(n) => break n,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(error) => panic!("{error}"),
+            }
+        };
+        assert_eq!(&buf[..n], b"data");
+        write.writable().await.unwrap();
+        assert_eq!(write.try_write(b"back").unwrap(), 4);
+        let mut b = b;
+        let mut back = [0u8; 4];
+        b.read_exact(&mut back).await.unwrap();
+        assert_eq!(&back, b"back");
+    })
+    .await;
+}
+
+#[brigade::test(worker_threads = 2)]
+async fn unix_datagram_try_recv_after_readable() {
+    bounded(async {
+        let path = SocketPath::new("dgram-try");
+        let server = UnixDatagram::bind(&path).unwrap();
+        let client = UnixDatagram::unbound().unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(
+            server.try_recv(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        client.writable().await.unwrap();
+        assert_eq!(client.try_send_to(b"hey", &path).unwrap(), 3);
+        let (n, _from) = loop {
+            server.readable().await.unwrap();
+            match server.try_recv_from(&mut buf) {
+                Ok(received) => break received,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(error) => panic!("{error}"),
+            }
+        };
+        assert_eq!(&buf[..n], b"hey");
+    })
+    .await;
+}
