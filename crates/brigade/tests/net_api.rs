@@ -282,7 +282,9 @@ async fn tcp_socket_listens_and_connects_with_its_options() {
         assert_eq!(peer, stream.local_addr().unwrap());
         stream.write_all(b"hi").await.unwrap();
         let mut buf = [0u8; 2];
-        accepted.read_exact(&mut buf).await.unwrap();
+        // tokio's `read_exact`, returning the count: no inherent method
+        // shadows it.
+        assert_eq!(accepted.read_exact(&mut buf).await.unwrap(), 2);
         assert_eq!(&buf, b"hi");
         // Connecting to a closed port is an error, not a hang.
         let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
