@@ -86,8 +86,7 @@ async fn reuniting_halves_of_different_streams_fails_and_hands_them_back() {
         let brigade::net::tcp::ReuniteError(a_read, b_write) = error;
         assert_eq!(a_read.local_addr().unwrap(), a_addr);
         assert_eq!(b_write.local_addr().unwrap(), b_addr);
-        let brigade::net::tcp::ReuniteError(a_read, b_write) =
-            b_write.reunite(a_read).unwrap_err();
+        let brigade::net::tcp::ReuniteError(a_read, b_write) = b_write.reunite(a_read).unwrap_err();
         // Handed back intact: each stream's own halves still reunite.
         let a = a_read.reunite(a_write).unwrap();
         let b = b_write.reunite(b_read).unwrap();
@@ -135,11 +134,9 @@ async fn borrowed_halves_read_and_write_at_once_in_one_task() {
         let payload = vec![3u8; 8 << 20];
         let mut echoed = vec![0u8; payload.len()];
         let (mut read, mut write) = client.split();
-        let (wrote, read_back) = futures_lite::future::zip(
-            write.write_all(&payload),
-            read.read_exact(&mut echoed),
-        )
-        .await;
+        let (wrote, read_back) =
+            futures_lite::future::zip(write.write_all(&payload), read.read_exact(&mut echoed))
+                .await;
         wrote.unwrap();
         assert_eq!(read_back.unwrap(), payload.len());
         assert!(echoed == payload);
@@ -271,7 +268,10 @@ async fn tcp_socket_listens_and_connects_with_its_options() {
         second.bind(addr).unwrap();
         let _second_listener = second.listen(4).unwrap();
         let plain = TcpSocket::new_v4().unwrap();
-        assert_eq!(plain.bind(addr).unwrap_err().kind(), io::ErrorKind::AddrInUse);
+        assert_eq!(
+            plain.bind(addr).unwrap_err().kind(),
+            io::ErrorKind::AddrInUse
+        );
         drop(_second_listener);
         // A connect through `TcpSocket` keeps the options set before it.
         let client = TcpSocket::new_v4().unwrap();

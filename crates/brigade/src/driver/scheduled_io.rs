@@ -68,7 +68,9 @@ impl ReadyEvent {
 
 /// The readiness mask of waiting in any of `directions`.
 fn mask_of(directions: &[Direction]) -> usize {
-    directions.iter().fold(0, |mask, direction| mask | direction.mask())
+    directions
+        .iter()
+        .fold(0, |mask, direction| mask | direction.mask())
 }
 
 #[derive(Default)]

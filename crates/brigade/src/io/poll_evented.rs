@@ -113,17 +113,19 @@ impl<S: mio::event::Source> PollEvented<S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> io::Result<R> {
         let source = self.get_ref();
-        poll_fn(|cx| loop {
-            let event = match self.poll_ready(cx, interest) {
-                Poll::Ready(Ok(event)) => event,
-                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
-                Poll::Pending => return Poll::Pending,
-            };
-            match op(source) {
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                    self.io.clear_readiness(event)
+        poll_fn(|cx| {
+            loop {
+                let event = match self.poll_ready(cx, interest) {
+                    Poll::Ready(Ok(event)) => event,
+                    Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                    Poll::Pending => return Poll::Pending,
+                };
+                match op(source) {
+                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                        self.io.clear_readiness(event)
+                    }
+                    result => return Poll::Ready(result),
                 }
-                result => return Poll::Ready(result),
             }
         })
         .await

@@ -4,7 +4,9 @@
 use std::fmt;
 use std::ops;
 
-use crate::driver::scheduled_io::{Direction, ERROR, READ_CLOSED, READABLE, WRITABLE, WRITE_CLOSED};
+use crate::driver::scheduled_io::{
+    Direction, ERROR, READ_CLOSED, READABLE, WRITABLE, WRITE_CLOSED,
+};
 
 /// The readiness a task waits for, in [`TcpStream::ready`] and the other
 /// sockets' `ready`, `try_io` and `async_io`: [`READABLE`](Self::READABLE),
@@ -125,7 +127,8 @@ impl Ready {
     /// The socket has a pending error.
     pub const ERROR: Ready = Ready(R_ERROR);
     /// Every readiness above.
-    pub const ALL: Ready = Ready(R_READABLE | R_WRITABLE | R_READ_CLOSED | R_WRITE_CLOSED | R_ERROR);
+    pub const ALL: Ready =
+        Ready(R_READABLE | R_WRITABLE | R_READ_CLOSED | R_WRITE_CLOSED | R_ERROR);
 
     /// Whether nothing is ready.
     pub fn is_empty(self) -> bool {

@@ -95,13 +95,17 @@ macro_rules! byte_stream {
                 /// yet; then wait with [`readable`](Self::readable) and try
                 /// again.
                 pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-                    self.io
-                        .try_io(Interest::READABLE, |mut stream| io::Read::read(&mut stream, buf))
+                    self.io.try_io(Interest::READABLE, |mut stream| {
+                        io::Read::read(&mut stream, buf)
+                    })
                 }
 
                 /// Like [`try_read`](Self::try_read), into several buffers in
                 /// order.
-                pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+                pub fn try_read_vectored(
+                    &self,
+                    bufs: &mut [io::IoSliceMut<'_>],
+                ) -> io::Result<usize> {
                     self.io.try_io(Interest::READABLE, |mut stream| {
                         io::Read::read_vectored(&mut stream, bufs)
                     })
@@ -112,8 +116,9 @@ macro_rules! byte_stream {
                 /// it takes nothing now; then wait with
                 /// [`writable`](Self::writable) and try again.
                 pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-                    self.io
-                        .try_io(Interest::WRITABLE, |mut stream| io::Write::write(&mut stream, buf))
+                    self.io.try_io(Interest::WRITABLE, |mut stream| {
+                        io::Write::write(&mut stream, buf)
+                    })
                 }
 
                 /// Like [`try_write`](Self::try_write), from several buffers

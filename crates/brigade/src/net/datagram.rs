@@ -15,8 +15,9 @@ macro_rules! datagram_io {
             /// sender, or `WouldBlock` if none is queued; then wait with
             /// [`readable`](Self::readable) and try again.
             pub fn try_recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
-                self.io
-                    .try_io($crate::io::Interest::READABLE, |socket| socket.recv_from(buf))
+                self.io.try_io($crate::io::Interest::READABLE, |socket| {
+                    socket.recv_from(buf)
+                })
             }
 
             /// Sends `buf` to the connected peer without waiting, or
