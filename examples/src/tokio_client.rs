@@ -89,7 +89,8 @@ pub async fn echo_round_trips(
         Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds");
     match socket {
         Socket::Brigade => {
-            let stream = TcpStream::connect(addr).await.expect("connect");
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut stream = TcpStream::connect(addr).await.expect("connect");
             stream.set_nodelay(true).expect("nodelay");
             let mut byte = [7u8; 1];
             for _ in 0..round_trips {

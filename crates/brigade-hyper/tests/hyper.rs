@@ -16,6 +16,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode, Version};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -266,7 +267,7 @@ fn http1_header_read_timeout_closes_a_slow_connection() {
         });
 
         // Half a request head, then nothing.
-        let client = TcpStream::connect(addr).await?;
+        let mut client = TcpStream::connect(addr).await?;
         client.write_all(b"GET / HTTP/1.1\r\nhost: loc").await?;
         let served = server.await??;
         let error = served.expect_err("a stalled request head was not timed out");

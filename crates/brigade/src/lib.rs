@@ -195,7 +195,7 @@ mod coop;
 mod driver;
 mod epoch;
 #[cfg(not(loom))]
-mod io;
+pub mod io;
 mod metrics;
 #[cfg(not(loom))]
 pub mod net;

@@ -140,7 +140,8 @@ fn io_and_timers_are_served_while_every_worker_is_blocked() {
             .unwrap();
         let addr = listener.local_addr().unwrap();
         let server = rt.spawn(async move {
-            let (stream, _) = listener.accept().await.unwrap();
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let (mut stream, _) = listener.accept().await.unwrap();
             let mut buf = [0u8; 1];
             loop {
                 match stream.read(&mut buf).await.unwrap() {

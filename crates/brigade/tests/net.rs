@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use brigade::net::{TcpListener, TcpStream, UdpSocket};
 use common::{TIMEOUT_SECS, bounded, with_timeout};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn runtime(workers: usize) -> brigade::Runtime {
     brigade::Builder::new()
@@ -27,7 +28,7 @@ async fn tcp_echo_100_connections_times_1000_messages() {
         let addr = listener.local_addr().unwrap();
         let server = brigade::spawn(async move {
             for _ in 0..100 {
-                let (stream, _) = listener.accept().await.unwrap();
+                let (mut stream, _) = listener.accept().await.unwrap();
                 brigade::spawn(async move {
                     let mut buf = [0u8; 8];
                     loop {
@@ -42,7 +43,7 @@ async fn tcp_echo_100_connections_times_1000_messages() {
         let clients: Vec<_> = (0..100u64)
             .map(|client| {
                 brigade::spawn(async move {
-                    let stream = TcpStream::connect(addr).await.unwrap();
+                    let mut stream = TcpStream::connect(addr).await.unwrap();
                     stream.set_nodelay(true).unwrap();
                     for message in 0..1000u64 {
                         let sent = (client << 32 | message).to_le_bytes();
@@ -124,7 +125,7 @@ fn a_reset_connection_is_an_error() {
             drop(stream);
         });
         rt.block_on(async {
-            let stream = TcpStream::connect(addr).await.unwrap();
+            let mut stream = TcpStream::connect(addr).await.unwrap();
             stream.write_all(b"x").await.unwrap();
             let mut buf = [0u8; 16];
             // Reading after the RST fails; keep writing too in case the read
@@ -229,7 +230,7 @@ fn io_and_timers_complete_while_every_worker_runs_background_loops() {
             let server = rt.spawn(async move {
                 let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                let (stream, _) = listener.accept().await.unwrap();
+                let (mut stream, _) = listener.accept().await.unwrap();
                 let mut byte = [0u8; 1];
                 for _ in 0..10 {
                     stream.read_exact(&mut byte).await.unwrap();

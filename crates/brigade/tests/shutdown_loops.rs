@@ -112,11 +112,11 @@ fn spawn_loop(rt: &Runtime, kind: Loop, census: &Arc<Census>) -> brigade::JoinHa
                 .await
                 .unwrap();
             let address = listener.local_addr().unwrap();
-            let client = brigade::net::TcpStream::connect(address).await.unwrap();
+            let mut client = brigade::net::TcpStream::connect(address).await.unwrap();
             let (_server, _) = listener.accept().await.unwrap();
             // Nobody ever writes.
             let mut byte = [0u8; 1];
-            let _ = client.read(&mut byte).await;
+            let _ = tokio::io::AsyncReadExt::read(&mut client, &mut byte).await;
             unreachable!("nobody writes to this socket");
         })),
         Loop::Sleeping => rt.spawn(Counted::new(census, async {

@@ -46,7 +46,7 @@ fn tokio_timers_and_sockets_work_inside_brigade_tasks() {
             let addr = listener.local_addr().unwrap();
             // A brigade echo server...
             let server = brigade::spawn(async move {
-                let (socket, _) = listener.accept().await.unwrap();
+                let (mut socket, _) = listener.accept().await.unwrap();
                 let mut buffer = [0; 5];
                 socket.read_exact(&mut buffer).await.unwrap();
                 socket.write_all(&buffer).await.unwrap();

@@ -18,6 +18,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use brigade::net::{UnixDatagram, UnixListener, UnixStream};
 use common::{TIMEOUT_SECS, bounded, local_block_on, wait_until, with_timeout};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A socket path unique to this process and call; the file is removed on
 /// drop (brigade, like tokio, leaves it behind).
@@ -76,7 +77,7 @@ fn runtime(workers: usize) -> brigade::Runtime {
 }
 
 /// Reads until end of stream.
-async fn read_to_end(stream: &UnixStream) -> Vec<u8> {
+async fn read_to_end(mut stream: &UnixStream) -> Vec<u8> {
     let mut all = Vec::new();
     // On the heap: a large array would sit in every copy of the future.
     let mut buf = vec![0u8; 64 * 1024];
@@ -95,12 +96,12 @@ async fn listener_echo_round_trip() {
         let listener = UnixListener::bind(&path).unwrap();
         assert_eq!(listener.local_addr().unwrap().as_pathname(), Some(&*path.0));
         let server = brigade::spawn(async move {
-            let (stream, _peer) = listener.accept().await.unwrap();
+            let (mut stream, _peer) = listener.accept().await.unwrap();
             let mut buf = [0u8; 5];
             stream.read_exact(&mut buf).await.unwrap();
             stream.write_all(&buf).await.unwrap();
         });
-        let client = UnixStream::connect(&path).await.unwrap();
+        let mut client = UnixStream::connect(&path).await.unwrap();
         assert_eq!(client.peer_addr().unwrap().as_pathname(), Some(&*path.0));
         client.write_all(b"hello").await.unwrap();
         let mut echo = [0u8; 5];
@@ -120,7 +121,7 @@ async fn echo_100_concurrent_connections() {
         // with a full backlog however slowly the server accepts.
         let server = brigade::spawn(async move {
             for _ in 0..100 {
-                let (stream, _) = listener.accept().await.unwrap();
+                let (mut stream, _) = listener.accept().await.unwrap();
                 brigade::spawn(async move {
                     let mut buf = [0u8; 8];
                     loop {
@@ -136,7 +137,7 @@ async fn echo_100_concurrent_connections() {
             .map(|client| {
                 let path = path.0.clone();
                 brigade::spawn(async move {
-                    let stream = UnixStream::connect(&path).await.unwrap();
+                    let mut stream = UnixStream::connect(&path).await.unwrap();
                     for message in 0..100u64 {
                         let sent = (client << 32 | message).to_le_bytes();
                         stream.write_all(&sent).await.unwrap();
@@ -162,7 +163,7 @@ async fn echo_100_concurrent_connections() {
 #[brigade::test(worker_threads = 2)]
 async fn pair_talks_both_ways() {
     bounded(async {
-        let (a, b) = UnixStream::pair().unwrap();
+        let (mut a, mut b) = UnixStream::pair().unwrap();
         assert!(a.local_addr().unwrap().is_unnamed());
         assert!(b.peer_addr().unwrap().is_unnamed());
         a.write_all(b"ping").await.unwrap();
@@ -179,7 +180,7 @@ async fn pair_talks_both_ways() {
 #[brigade::test(worker_threads = 2)]
 async fn shutdown_write_is_eof_for_the_peer_and_keeps_the_other_direction() {
     bounded(async {
-        let (a, b) = UnixStream::pair().unwrap();
+        let (mut a, mut b) = UnixStream::pair().unwrap();
         a.write_all(b"last").await.unwrap();
         a.shutdown(Shutdown::Write).unwrap();
         assert_eq!(read_to_end(&b).await, b"last");
@@ -197,7 +198,7 @@ async fn a_transfer_larger_than_the_socket_buffer_waits_for_the_reader() {
     bounded(async {
         const LEN: usize = 16 << 20;
         let data: Vec<u8> = (0..LEN).map(|i| (i % 251) as u8).collect();
-        let (a, b) = UnixStream::pair().unwrap();
+        let (mut a, b) = UnixStream::pair().unwrap();
         let mut write = pin!(a.write_all(&data));
         // Nobody reads yet, so the writer must fill the buffer and wait.
         let flag = Arc::new(Flag::default());
@@ -276,7 +277,7 @@ async fn datagram_send_to_and_recv_from_between_paths() {
 fn dropping_a_stream_wakes_a_pending_reader_with_eof() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = runtime(2);
-        let (a, b) = rt.block_on(async { UnixStream::pair() }).unwrap();
+        let (a, mut b) = rt.block_on(async { UnixStream::pair() }).unwrap();
         let mut buf = [0u8; 16];
         let mut read = pin!(b.read(&mut buf));
         let flag = Arc::new(Flag::default());
@@ -293,7 +294,6 @@ fn dropping_a_stream_wakes_a_pending_reader_with_eof() {
 
 #[brigade::test(worker_threads = 2)]
 async fn tokio_io_traits_work_on_unix_streams() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     bounded(async {
         let path = SocketPath::new("tokio-io");
         let listener = UnixListener::bind(&path).unwrap();
@@ -308,10 +308,9 @@ async fn tokio_io_traits_work_on_unix_streams() {
         });
         let mut client = UnixStream::connect(&path).await.unwrap();
         let request = vec![7u8; 1 << 20];
-        // The inherent `write_all`/`shutdown` would shadow the traits' methods.
-        AsyncWriteExt::write_all(&mut client, &request)
-            .await
-            .unwrap();
+        // No inherent method shadows the traits' (`shutdown` is tokio's too:
+        // its inherent `shutdown(Shutdown)` takes an argument).
+        client.write_all(&request).await.unwrap();
         AsyncWriteExt::shutdown(&mut client).await.unwrap();
         let mut reply = Vec::new();
         client.read_to_end(&mut reply).await.unwrap();
@@ -326,7 +325,7 @@ fn sockets_outliving_their_runtime_fail_instead_of_hanging() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = runtime(1);
         let path = SocketPath::new("outlive");
-        let (listener, (a, b), (dgram, _peer)) = rt.block_on(async {
+        let (listener, (mut a, mut b), (dgram, _peer)) = rt.block_on(async {
             let listener = UnixListener::bind(&path).unwrap();
             (
                 listener,
@@ -391,8 +390,8 @@ async fn std_conversions_and_raw_fds() {
         let std_listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
         let listener = UnixListener::from_std(std_listener).unwrap();
         assert_eq!(listener.as_raw_fd(), listener.as_fd().as_raw_fd());
-        let client = UnixStream::connect(&path).await.unwrap();
-        let (server, _) = listener.accept().await.unwrap();
+        let mut client = UnixStream::connect(&path).await.unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
         assert!(server.as_raw_fd() >= 0);
         let std_listener = listener.into_std().unwrap();
         assert_eq!(
@@ -413,6 +412,94 @@ async fn std_conversions_and_raw_fds() {
         a.send(b"d").await.unwrap();
         assert_eq!(b.recv(&mut buf).await.unwrap(), 1);
         assert!(a.as_fd().as_raw_fd() != b.as_raw_fd());
+    })
+    .await;
+}
+
+#[brigade::test(worker_threads = 2)]
+async fn echo_through_owned_halves_and_reunite() {
+    bounded(async {
+        let (a, b) = UnixStream::pair().unwrap();
+        let echo = brigade::spawn(async move {
+            let (mut read, mut write) = b.into_split();
+            tokio::io::copy(&mut read, &mut write).await.unwrap()
+        });
+        let (mut read, mut write) = a.into_split();
+        let payload = vec![9u8; 1 << 20];
+        let sent = payload.clone();
+        let writer = brigade::spawn(async move {
+            write.write_all(&sent).await.unwrap();
+            write.shutdown().await.unwrap();
+            write
+        });
+        let mut echoed = Vec::new();
+        read.read_to_end(&mut echoed).await.unwrap();
+        assert!(echoed == payload, "the echo matches what was sent");
+        assert_eq!(echo.await.unwrap(), payload.len() as u64);
+        let write = writer.await.unwrap();
+        // Halves of another stream do not fit.
+        let (c, _d) = UnixStream::pair().unwrap();
+        let (c_read, c_write) = c.into_split();
+        let error = read.reunite(c_write).unwrap_err();
+        assert!(error.to_string().contains("not from the same socket"));
+        let brigade::net::unix::ReuniteError(read, c_write) = error;
+        assert!(read.reunite(write).is_ok());
+        assert!(c_read.reunite(c_write).is_ok());
+    })
+    .await;
+}
+
+#[brigade::test(worker_threads = 2)]
+async fn unix_try_read_would_block_then_reads_after_readable_through_a_borrowed_half() {
+    bounded(async {
+        let (mut a, b) = UnixStream::pair().unwrap();
+        let (read, write) = a.split();
+        let mut buf = [0u8; 8];
+        let error = read.try_read(&mut buf).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
+        b.writable().await.unwrap();
+        assert_eq!(b.try_write(b"data").unwrap(), 4);
+        let n = loop {
+            read.readable().await.unwrap();
+            match read.try_read(&mut buf) {
+                Ok(n) => break n,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(error) => panic!("{error}"),
+            }
+        };
+        assert_eq!(&buf[..n], b"data");
+        write.writable().await.unwrap();
+        assert_eq!(write.try_write(b"back").unwrap(), 4);
+        let mut b = b;
+        let mut back = [0u8; 4];
+        b.read_exact(&mut back).await.unwrap();
+        assert_eq!(&back, b"back");
+    })
+    .await;
+}
+
+#[brigade::test(worker_threads = 2)]
+async fn unix_datagram_try_recv_after_readable() {
+    bounded(async {
+        let path = SocketPath::new("dgram-try");
+        let server = UnixDatagram::bind(&path).unwrap();
+        let client = UnixDatagram::unbound().unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(
+            server.try_recv(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        client.writable().await.unwrap();
+        assert_eq!(client.try_send_to(b"hey", &path).unwrap(), 3);
+        let (n, _from) = loop {
+            server.readable().await.unwrap();
+            match server.try_recv_from(&mut buf) {
+                Ok(received) => break received,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(error) => panic!("{error}"),
+            }
+        };
+        assert_eq!(&buf[..n], b"hey");
     })
     .await;
 }

@@ -209,7 +209,8 @@ pub fn start_echo_server(runtime: &Runtime) -> io::Result<SocketAddr> {
 /// Echoes every byte back on each connection `listener` accepts, a task per
 /// connection: the foreground's server on brigade.
 pub async fn brigade_echo_server(listener: brigade::net::TcpListener) {
-    while let Ok((stream, _)) = listener.accept().await {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    while let Ok((mut stream, _)) = listener.accept().await {
         let _ = stream.set_nodelay(true);
         brigade::spawn(async move {
             let mut byte = [0u8; 1];

@@ -63,7 +63,8 @@ pub(super) fn start(
 
 /// Echoes every connection's bytes back.
 async fn echo_server(listener: brigade::net::TcpListener) {
-    while let Ok((stream, _)) = listener.accept().await {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    while let Ok((mut stream, _)) = listener.accept().await {
         let _ = stream.set_nodelay(true);
         brigade::spawn(async move {
             let mut buf = [0u8; 256];

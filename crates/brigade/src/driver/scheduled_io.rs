@@ -10,7 +10,10 @@
 //!   wants is set it is ready. Otherwise it stores its waker under the lock
 //!   and loads `readiness` again before releasing it. If the driver's update
 //!   came before our locked section, the second load sees it; if after, the
-//!   driver's locked section comes after ours and finds our waker.
+//!   driver's locked section comes after ours and finds our waker. A task
+//!   that waits in both directions ([`ScheduledIo::poll_ready_any`]) stores
+//!   its waker in both lists in the same locked section, so the argument
+//!   holds for each.
 //! - After an operation reports `WouldBlock`, the task clears the bits it
 //!   saw, but only if the tick is still the one it saw
 //!   ([`ScheduledIo::clear_readiness`]): an event that arrived in between is
@@ -54,6 +57,20 @@ impl Direction {
 pub(crate) struct ReadyEvent {
     tick: usize,
     ready: usize,
+}
+
+impl ReadyEvent {
+    /// The ready bits seen (`READABLE`, `WRITABLE`, ... above).
+    pub(crate) fn bits(self) -> usize {
+        self.ready
+    }
+}
+
+/// The readiness mask of waiting in any of `directions`.
+fn mask_of(directions: &[Direction]) -> usize {
+    directions
+        .iter()
+        .fold(0, |mask, direction| mask | direction.mask())
 }
 
 #[derive(Default)]
@@ -110,9 +127,9 @@ impl ScheduledIo {
         wake.into_iter().for_each(Waker::wake);
     }
 
-    fn ready_in(&self, direction: Direction) -> Option<ReadyEvent> {
+    fn ready_in(&self, mask: usize) -> Option<ReadyEvent> {
         let current = self.readiness.load(Ordering::Acquire);
-        let ready = current & direction.mask();
+        let ready = current & mask;
         (ready != 0).then_some(ReadyEvent {
             tick: current & !READY_MASK,
             ready,
@@ -126,16 +143,30 @@ impl ScheduledIo {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<io::Result<ReadyEvent>> {
-        let event = match self.ready_in(direction) {
+        self.poll_ready_any(cx, &[direction])
+    }
+
+    /// Ready if the source may be ready in any of `directions`; otherwise
+    /// registers the task's waker for each of them (a wake in one leaves a
+    /// stale waker in the other's list: one spurious wake at most).
+    pub(crate) fn poll_ready_any(
+        &self,
+        cx: &mut Context<'_>,
+        directions: &[Direction],
+    ) -> Poll<io::Result<ReadyEvent>> {
+        let mask = mask_of(directions);
+        let event = match self.ready_in(mask) {
             Some(event) => event,
             None => {
                 let mut waiters = lock(&self.waiters);
-                let list = match direction {
-                    Direction::Read => &mut waiters.readers,
-                    Direction::Write => &mut waiters.writers,
-                };
-                add_waker(list, cx.waker());
-                match self.ready_in(direction) {
+                for direction in directions {
+                    let list = match direction {
+                        Direction::Read => &mut waiters.readers,
+                        Direction::Write => &mut waiters.writers,
+                    };
+                    add_waker(list, cx.waker());
+                }
+                match self.ready_in(mask) {
                     Some(event) => event,
                     None => return Poll::Pending,
                 }
@@ -145,6 +176,15 @@ impl ScheduledIo {
             return Poll::Ready(Err(shutdown_error()));
         }
         Poll::Ready(Ok(event))
+    }
+
+    /// The readiness in any of `directions` right now, without waiting:
+    /// `None` if there is none, an error after the runtime's shutdown.
+    pub(crate) fn ready_now(&self, directions: &[Direction]) -> io::Result<Option<ReadyEvent>> {
+        match self.ready_in(mask_of(directions)) {
+            Some(event) if event.ready & SHUTDOWN != 0 => Err(shutdown_error()),
+            event => Ok(event),
+        }
     }
 
     /// Clears what `event` saw, unless a newer event arrived since.

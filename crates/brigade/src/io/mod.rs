@@ -1,8 +1,18 @@
-//! I/O resources on the runtime's reactor (the reactor itself, and each
-//! source's readiness cell, are the driver's: `driver/reactor.rs` and
-//! `driver/scheduled_io.rs`).
+//! Readiness types for brigade's sockets: [`Interest`] (what a task waits
+//! for) and [`Ready`] (what the reactor reported), used by the sockets'
+//! `ready`, `try_io` and `async_io` methods.
 //!
-//! - `poll_evented.rs`: a `mio` source registered with the current runtime,
-//!   the building block of `brigade::net`.
+//! Reading and writing use tokio's or `futures_io`'s traits, which the
+//! sockets implement: tokio's `AsyncReadExt`/`AsyncWriteExt` (add tokio,
+//! with its `io-util` feature, to your dependencies) or futures' extension
+//! traits; `tokio::io`'s other utilities work on brigade's sockets as well.
+//!
+//! Inside the crate, the reactor and each source's readiness cell are the
+//! driver's (`driver/reactor.rs` and `driver/scheduled_io.rs`), and
+//! `poll_evented.rs` holds a `mio` source registered with the current
+//! runtime, the building block of `brigade::net`.
 
 pub(crate) mod poll_evented;
+mod ready;
+
+pub use ready::{Interest, Ready};

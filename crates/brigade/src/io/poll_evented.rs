@@ -1,13 +1,15 @@
 //! A `mio` source registered with the current runtime's reactor.
 
+use std::future::poll_fn;
 use std::io;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use mio::Interest;
 
+use super::ready::{Interest as UserInterest, Ready};
 use crate::driver::Driver;
-use crate::driver::scheduled_io::{Direction, ScheduledIo};
+use crate::driver::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
 use crate::runtime::context;
 
 /// Owns a `mio` source and its registration; deregisters on drop.
@@ -66,6 +68,67 @@ impl<S: mio::event::Source> PollEvented<S> {
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
         self.io.poll_io(cx, Direction::Write, || op(source))
+    }
+
+    /// Ready once the source may be ready for `interest`; otherwise
+    /// registers the task's waker.
+    pub(crate) fn poll_ready(
+        &self,
+        cx: &mut Context<'_>,
+        interest: UserInterest,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        self.io.poll_ready_any(cx, interest.directions())
+    }
+
+    /// Waits until the source may be ready for `interest`.
+    pub(crate) async fn ready(&self, interest: UserInterest) -> io::Result<Ready> {
+        let event = poll_fn(|cx| self.poll_ready(cx, interest)).await?;
+        Ok(Ready::from_driver_bits(event.bits()))
+    }
+
+    /// Runs `op` once if the source may be ready for `interest`, else
+    /// reports `WouldBlock` without a system call. When `op` reports
+    /// `WouldBlock`, the readiness it saw is cleared, so the next wait
+    /// waits for a new event.
+    pub(crate) fn try_io<R>(
+        &self,
+        interest: UserInterest,
+        op: impl FnOnce(&S) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let Some(event) = self.io.ready_now(interest.directions())? else {
+            return Err(io::ErrorKind::WouldBlock.into());
+        };
+        let result = op(self.get_ref());
+        if matches!(&result, Err(error) if error.kind() == io::ErrorKind::WouldBlock) {
+            self.io.clear_readiness(event);
+        }
+        result
+    }
+
+    /// Waits for `interest` and runs `op` until it stops reporting
+    /// `WouldBlock`, clearing the readiness after each `WouldBlock`.
+    pub(crate) async fn async_io<R>(
+        &self,
+        interest: UserInterest,
+        mut op: impl FnMut(&S) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let source = self.get_ref();
+        poll_fn(|cx| {
+            loop {
+                let event = match self.poll_ready(cx, interest) {
+                    Poll::Ready(Ok(event)) => event,
+                    Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                    Poll::Pending => return Poll::Pending,
+                };
+                match op(source) {
+                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                        self.io.clear_readiness(event)
+                    }
+                    result => return Poll::Ready(result),
+                }
+            }
+        })
+        .await
     }
 
     /// Deregisters and returns the source.

@@ -31,6 +31,32 @@ pub(crate) mod sealed {
 
 use sealed::{Resolve, Sealed};
 
+/// Resolves `host` to its socket addresses, as tokio's `lookup_host`: a
+/// name is looked up with the system resolver (`getaddrinfo`) on the
+/// runtime's blocking pool, so a slow DNS server never holds a worker; an
+/// IP address or socket address resolves at once, without a lookup.
+///
+/// Outside a brigade runtime the lookup runs on the calling thread.
+///
+/// # Examples
+///
+/// ```
+/// let rt = brigade::Runtime::new()?;
+/// rt.block_on(async {
+///     let addrs: Vec<_> = brigade::net::lookup_host("localhost:8080").await?.collect();
+///     assert!(!addrs.is_empty());
+///     assert!(addrs.iter().all(|addr| addr.ip().is_loopback() && addr.port() == 8080));
+///     std::io::Result::Ok(())
+/// })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub async fn lookup_host<T>(host: T) -> io::Result<impl Iterator<Item = SocketAddr>>
+where
+    T: ToSocketAddrs,
+{
+    resolve(&host).await.map(Vec::into_iter)
+}
+
 /// Resolves `addr`, off the worker if a DNS lookup is needed.
 pub(crate) async fn resolve(addr: &(impl ToSocketAddrs + ?Sized)) -> io::Result<Vec<SocketAddr>> {
     match addr.resolve() {

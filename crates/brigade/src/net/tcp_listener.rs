@@ -51,6 +51,7 @@ impl TcpListener {
     ///
     /// ```
     /// use brigade::net::{TcpListener, TcpStream};
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
     ///
     /// let rt = brigade::Runtime::new()?;
     /// rt.block_on(async {
@@ -58,12 +59,12 @@ impl TcpListener {
     ///     let addr = listener.local_addr()?;
     ///     brigade::spawn(async move {
     ///         loop {
-    ///             let Ok((stream, _peer)) = listener.accept().await else { continue };
+    ///             let Ok((mut stream, _peer)) = listener.accept().await else { continue };
     ///             brigade::spawn(async move { stream.write_all(b"hi").await });
     ///         }
     ///     });
     ///     for _ in 0..3 {
-    ///         let client = TcpStream::connect(addr).await?;
+    ///         let mut client = TcpStream::connect(addr).await?;
     ///         let mut greeting = [0u8; 2];
     ///         client.read_exact(&mut greeting).await?;
     ///         assert_eq!(&greeting, b"hi");
@@ -95,6 +96,14 @@ impl TcpListener {
                 mio::net::TcpListener::from_std(listener),
                 "brigade::net::TcpListener::from_std",
             )?,
+        })
+    }
+
+    /// Registers a listening mio socket; `what` names the calling API for
+    /// the error raised outside a runtime.
+    pub(crate) fn from_mio(listener: mio::net::TcpListener, what: &str) -> io::Result<TcpListener> {
+        Ok(TcpListener {
+            io: PollEvented::new(listener, what)?,
         })
     }
 

@@ -1,6 +1,7 @@
 //! `TcpStream`.
 
 use std::fmt;
+use std::future::poll_fn;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
 
@@ -10,9 +11,11 @@ use crate::io::poll_evented::PollEvented;
 
 /// A TCP connection.
 ///
-/// Reading and writing take `&self`, so one task can read while another
-/// writes (share it through an `Arc`, or use the `AsyncRead`/`AsyncWrite`
-/// impls on `&TcpStream`).
+/// Read and write through tokio's `AsyncReadExt`/`AsyncWriteExt` (or
+/// futures'), as with tokio's `TcpStream`. To read in one task while
+/// another writes, [`into_split`](Self::into_split) it; the traits are
+/// also implemented for `&TcpStream`. [`readable`](Self::readable) and
+/// [`try_read`](Self::try_read) (and the write forms) work on `&self`.
 ///
 /// # Examples
 ///
@@ -47,16 +50,24 @@ impl TcpStream {
     pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
         let addrs = resolve(&addr).await?;
         first_ok(addrs, |addr| async move {
-            let stream = TcpStream {
-                io: PollEvented::new(
-                    mio::net::TcpStream::connect(addr)?,
-                    "brigade::net::TcpStream::connect",
-                )?,
-            };
-            wait_connected(&stream.io).await?;
-            Ok(stream)
+            let stream = mio::net::TcpStream::connect(addr)?;
+            TcpStream::connecting(stream, "brigade::net::TcpStream::connect").await
         })
         .await
+    }
+
+    /// Registers a stream whose non-blocking connect is under way and
+    /// waits until it is connected. `what` names the calling API for the
+    /// error raised outside a runtime.
+    pub(crate) async fn connecting(
+        stream: mio::net::TcpStream,
+        what: &str,
+    ) -> io::Result<TcpStream> {
+        let stream = TcpStream {
+            io: PollEvented::new(stream, what)?,
+        };
+        wait_connected(&stream.io).await?;
+        Ok(stream)
     }
 
     /// Wraps a standard-library stream (made non-blocking here).
@@ -95,6 +106,52 @@ impl TcpStream {
     /// Shuts down the read half, the write half, or both.
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.io.get_ref().shutdown(how)
+    }
+
+    /// Reads into `buf` without removing the data from the socket's queue:
+    /// the next read (or peek) sees the same bytes. Waits until data (or
+    /// end of stream, `Ok(0)`) is there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// let rt = brigade::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut client = brigade::net::TcpStream::connect(listener.local_addr()?).await?;
+    ///     let (mut server, _) = listener.accept().await?;
+    ///     client.write_all(b"GET /").await?;
+    ///     let mut head = [0u8; 3];
+    ///     let n = server.peek(&mut head).await?;
+    ///     assert_eq!(&head[..n], &b"GET"[..n]);
+    ///     let mut request = [0u8; 5];
+    ///     server.read_exact(&mut request).await?;
+    ///     assert_eq!(&request, b"GET /");
+    ///     std::io::Result::Ok(())
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_read_io(cx, |stream| stream.peek(buf))).await
+    }
+
+    /// Polls a [`peek`](Self::peek) into tokio's `ReadBuf`: on success the
+    /// bytes fill `buf` (still unread on the socket) and their count is
+    /// returned.
+    #[cfg(feature = "tokio-io")]
+    pub fn poll_peek(
+        &self,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<usize>> {
+        let unfilled = buf.initialize_unfilled();
+        let peeked = self.io.poll_read_io(cx, |stream| stream.peek(unfilled));
+        if let std::task::Poll::Ready(Ok(n)) = peeked {
+            buf.advance(n);
+        }
+        peeked
     }
 }
 

@@ -6,6 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 
 use super::addr::{ToSocketAddrs, first_ok, resolve};
+use crate::io::Interest;
 use crate::io::poll_evented::PollEvented;
 
 /// A UDP socket.
@@ -87,6 +88,27 @@ impl UdpSocket {
     /// The connected peer's address.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().peer_addr()
+    }
+
+    /// Sends `buf` to `target` without waiting, or returns `WouldBlock`;
+    /// then wait with [`writable`](Self::writable) and try again.
+    pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        self.io
+            .try_io(Interest::WRITABLE, |socket| socket.send_to(buf, target))
+    }
+
+    /// Receives the next datagram without removing it from the queue: its
+    /// length (at most `buf.len()`) and sender. The next receive gets the
+    /// same datagram.
+    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.peek_from(buf))).await
+    }
+
+    /// Like [`peek_from`](Self::peek_from) without waiting, or returns
+    /// `WouldBlock`.
+    pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io
+            .try_io(Interest::READABLE, |socket| socket.peek_from(buf))
     }
 
     /// Sets `SO_BROADCAST`.

@@ -6,6 +6,7 @@ use std::io;
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
 
+use crate::io::Interest;
 use crate::io::poll_evented::PollEvented;
 
 /// A Unix domain datagram socket.
@@ -91,6 +92,15 @@ impl UnixDatagram {
                 .poll_write_io(cx, |socket| socket.send_to(buf, target))
         })
         .await
+    }
+
+    /// Sends `buf` to the socket at `target` without waiting, or returns
+    /// `WouldBlock`; then wait with [`writable`](Self::writable) and try
+    /// again.
+    pub fn try_send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
+        let target = target.as_ref();
+        self.io
+            .try_io(Interest::WRITABLE, |socket| socket.send_to(buf, target))
     }
 
     /// The local address (unnamed unless bound to a path).

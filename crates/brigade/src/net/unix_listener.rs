@@ -22,19 +22,20 @@ use crate::io::poll_evented::PollEvented;
 ///
 /// ```
 /// use brigade::net::{UnixListener, UnixStream};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
 ///
 /// let path = std::env::temp_dir().join(format!("brigade-doc-{}.sock", std::process::id()));
 /// let rt = brigade::Runtime::new()?;
 /// rt.block_on(async {
 ///     let listener = UnixListener::bind(&path)?;
 ///     let server = brigade::spawn(async move {
-///         let (stream, _peer) = listener.accept().await?;
+///         let (mut stream, _peer) = listener.accept().await?;
 ///         let mut buf = [0u8; 5];
 ///         stream.read_exact(&mut buf).await?;
 ///         stream.write_all(&buf).await?;
 ///         std::io::Result::Ok(())
 ///     });
-///     let client = UnixStream::connect(&path).await?;
+///     let mut client = UnixStream::connect(&path).await?;
 ///     client.write_all(b"hello").await?;
 ///     let mut echo = [0u8; 5];
 ///     client.read_exact(&mut echo).await?;

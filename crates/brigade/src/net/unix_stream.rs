@@ -13,16 +13,20 @@ use crate::io::poll_evented::PollEvented;
 /// [`UnixListener`](super::UnixListener), made by [`connect`](Self::connect),
 /// or one end of a [`pair`](Self::pair).
 ///
-/// Reading and writing take `&self`, so one task can read while another
-/// writes (share it through an `Arc`, or use the `AsyncRead`/`AsyncWrite`
-/// impls on `&UnixStream`).
+/// Read and write through tokio's `AsyncReadExt`/`AsyncWriteExt` (or
+/// futures'), as with tokio's `UnixStream`. To read in one task while
+/// another writes, [`into_split`](Self::into_split) it; the traits are
+/// also implemented for `&UnixStream`. [`readable`](Self::readable) and
+/// [`try_read`](Self::try_read) (and the write forms) work on `&self`.
 ///
 /// # Examples
 ///
 /// ```
 /// let rt = brigade::Runtime::new()?;
 /// rt.block_on(async {
-///     let (a, b) = brigade::net::UnixStream::pair()?;
+///     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+///     let (mut a, mut b) = brigade::net::UnixStream::pair()?;
 ///     a.write_all(b"ping").await?;
 ///     let mut buf = [0u8; 4];
 ///     b.read_exact(&mut buf).await?;

@@ -287,9 +287,9 @@ impl Run {
                 let addr = listener.local_addr().expect("listener address");
                 self.keep.push(Box::new(listener));
                 let task = tracked_task(&ledger, name, op, async move {
-                    let stream = TcpStream::connect(addr).await.expect("random_ops: connect");
+                    let mut stream = TcpStream::connect(addr).await.expect("random_ops: connect");
                     let mut buf = [0u8; 8];
-                    let _ = stream.read(&mut buf).await;
+                    let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buf).await;
                     pending::<u64>().await
                 });
                 let handle = self.spawn_via(false, task);
@@ -384,7 +384,8 @@ impl Run {
         let listener = listener.expect("binding a TcpListener");
         let addr = listener.local_addr().expect("listener address");
         let server = tracked_task(&ledger, "tcp_server", op, async move {
-            let (stream, _) = listener.accept().await.expect("random_ops: accept");
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let (mut stream, _) = listener.accept().await.expect("random_ops: accept");
             let mut buf = [0u8; 512];
             let mut total = 0u64;
             loop {
@@ -424,9 +425,9 @@ impl Run {
 }
 
 /// Echoes `payload` through a server at `addr`, `chunk` bytes at a time,
-/// with brigade's own methods (`api` 0), tokio's `AsyncReadExt` and
-/// `AsyncWriteExt` (1) or futures-lite's (2); then half-closes and waits for
-/// the server to close. Returns the number of bytes echoed.
+/// with tokio's `AsyncReadExt` and `AsyncWriteExt` on a shared reference
+/// (`&TcpStream`, `api` 0) or on the stream (1), or futures-lite's (2);
+/// then half-closes and waits for the server to close. Returns the number of bytes echoed.
 async fn echo_client(
     addr: SocketAddr,
     payload: Vec<u8>,
@@ -440,8 +441,8 @@ async fn echo_client(
         let back = &mut echoed[..piece.len()];
         match api {
             0 => {
-                stream.write_all(piece).await?;
-                stream.read_exact(back).await?;
+                tokio::io::AsyncWriteExt::write_all(&mut &stream, piece).await?;
+                tokio::io::AsyncReadExt::read_exact(&mut &stream, back).await?;
             }
             1 => {
                 tokio::io::AsyncWriteExt::write_all(&mut stream, piece).await?;
@@ -458,7 +459,7 @@ async fn echo_client(
     }
     stream.shutdown(Shutdown::Write)?;
     let mut rest = [0u8; 16];
-    match stream.read(&mut rest).await? {
+    match tokio::io::AsyncReadExt::read(&mut stream, &mut rest).await? {
         0 => Ok(payload.len() as u64),
         n => Err(std::io::Error::other(format!(
             "{n} unexpected byte(s) after the echo"
