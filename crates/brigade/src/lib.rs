@@ -209,6 +209,8 @@ mod yield_queue;
 
 pub use admission::ElasticConfig;
 pub use coop::{YieldIfBusy, YieldNow, yield_if_busy, yield_now};
+#[cfg(feature = "tokio-compat")]
+pub use metrics::TokioCompatMetrics;
 pub use metrics::{LatencySnapshot, RuntimeMetrics};
 pub use runtime::{
     BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
