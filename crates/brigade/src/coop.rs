@@ -129,7 +129,12 @@ impl Future for YieldNow {
 /// counts these).
 ///
 /// Outside a brigade worker thread (inside `block_on`, on a blocking-pool
-/// thread, on another runtime) it completes immediately.
+/// thread, on another runtime) it completes immediately. With feature
+/// `tokio-compat`, in a `tokio::spawn`ed task (which runs on the runtime's
+/// tokio-compat threads, outside brigade's queues) it spends a unit of the
+/// task's tokio budget instead, and gives way to tokio's scheduler once the
+/// budget of the poll is used up, so the other tokio tasks there get their
+/// turn; it cannot give way to brigade's tasks, which run on other threads.
 ///
 /// # Examples
 ///

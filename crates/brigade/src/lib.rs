@@ -176,10 +176,12 @@
 //! - `macros` (default): the `#[brigade::main]` and `#[brigade::test]`
 //!   attributes.
 //! - `tokio-compat`: tokio-based code (`tokio::net`, `tokio::time`,
-//!   `tokio::spawn`, `tokio::task::spawn_blocking`, and crates built on them
-//!   such as hyper-util's client, reqwest or tonic) works inside brigade
-//!   tasks. Each runtime runs a one-thread tokio runtime for tokio's I/O,
-//!   timers and spawned tasks, and its threads enter that runtime's context;
+//!   `tokio::fs`, `tokio::process`, `tokio::spawn`,
+//!   `tokio::task::spawn_blocking`, and crates built on them such as
+//!   hyper-util's client, reqwest or tonic) works inside brigade tasks. Each
+//!   runtime runs a small tokio runtime for tokio's I/O, timers and spawned
+//!   tasks (`Builder::tokio_compat_threads`), its threads enter that
+//!   runtime's context, and the tokio threads enter brigade's;
 //!   see `Builder::tokio_compat` for the cost and how to turn it off per
 //!   runtime.
 #![warn(missing_docs)]
@@ -209,6 +211,8 @@ mod yield_queue;
 
 pub use admission::ElasticConfig;
 pub use coop::{YieldIfBusy, YieldNow, yield_if_busy, yield_now};
+#[cfg(feature = "tokio-compat")]
+pub use metrics::TokioCompatMetrics;
 pub use metrics::{LatencySnapshot, RuntimeMetrics};
 pub use runtime::{
     BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,

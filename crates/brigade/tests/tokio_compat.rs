@@ -1,7 +1,12 @@
 //! Feature `tokio-compat`: tokio's timers, sockets, `spawn` and
 //! `spawn_blocking` work inside brigade tasks, on every kind of brigade
 //! thread, and the tokio runtime behind them stops with the brigade
-//! runtime. Built only with the feature:
+//! runtime. Its threads are brigade threads too: brigade's API works in
+//! `tokio::spawn`ed tasks, their count is a setting, their names differ
+//! from brigade's, their work shows in the metrics and a `tracing` event
+//! says when a tokio task first lands there (`tokio_compat_events.rs`
+//! covers the rest: `tokio::fs`, `tokio::process`, that event). Built only
+//! with the feature:
 //! `cargo test -p brigade --features tokio-compat --test tokio_compat`.
 //! Every wait is bounded and nothing here measures time.
 
@@ -81,7 +86,8 @@ fn tokio_spawn_runs_on_the_compat_thread_and_spawn_blocking_on_its_pool() {
                 (spawned_on, blocking)
             }))
             .unwrap();
-        assert_eq!(spawned_on.as_deref(), Some("compat-test-tokio"));
+        // `compat-test` cut so that the name fits Linux's 15 bytes.
+        assert_eq!(spawned_on.as_deref(), Some("compat-tokio-0"));
         assert_eq!(blocking, 42);
     });
 }
@@ -106,7 +112,7 @@ fn the_tokio_runtime_stops_with_the_brigade_runtime() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = Builder::new()
             .worker_threads(1)
-            .thread_name("compat-stop")
+            .thread_name("stopper")
             .build()
             .unwrap();
         let dropped = Arc::new(AtomicBool::new(false));
@@ -119,16 +125,16 @@ fn the_tokio_runtime_stops_with_the_brigade_runtime() {
             }));
         }))
         .unwrap();
-        // Named by the thread itself once it runs (Linux keeps 15 bytes).
+        // Named by the thread itself once it runs.
         wait_until("the tokio thread runs", || {
-            thread_names().iter().any(|name| name == "compat-stop-tok")
+            thread_names().iter().any(|name| name == "stopper-tokio-0")
         });
         rt.shutdown_timeout(TIMEOUT);
         wait_until("the tokio task is dropped", || {
             dropped.load(Ordering::SeqCst)
         });
         wait_until("the tokio thread exits", || {
-            !thread_names().iter().any(|name| name == "compat-stop-tok")
+            !thread_names().iter().any(|name| name == "stopper-tokio-0")
         });
     });
 }
@@ -147,5 +153,127 @@ fn with_compat_off_tokio_code_panics_inside_the_task_only() {
         assert!(outcome.unwrap_err().is_panic());
         // The runtime goes on.
         assert_eq!(rt.block_on(rt.spawn(async { 7 })).unwrap(), 7);
+    });
+}
+
+#[test]
+fn brigade_api_works_inside_tokio_spawned_tasks() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = runtime();
+        let (handle_seen, spawned, slept) = rt.block_on(async {
+            tokio::spawn(async {
+                let handle_seen = brigade::Handle::try_current().is_some();
+                let spawned = brigade::spawn(async { 6 * 7 }).await.unwrap();
+                brigade::time::sleep(Duration::from_millis(1)).await;
+                let listener = brigade::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .unwrap();
+                drop(listener);
+                for _ in 0..1_000 {
+                    brigade::yield_if_busy().await;
+                }
+                (handle_seen, spawned, true)
+            })
+            .await
+            .unwrap()
+        });
+        assert!(handle_seen);
+        assert_eq!(spawned, 42);
+        assert!(slept);
+    });
+}
+
+#[test]
+fn yield_if_busy_in_a_tokio_task_gives_way_to_the_other_tokio_tasks() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = Builder::new()
+            .worker_threads(1)
+            .tokio_compat_threads(1)
+            .thread_name("coop")
+            .build()
+            .unwrap();
+        let iterations_before_the_other_ran = rt.block_on(async {
+            tokio::spawn(async {
+                let other_ran = Arc::new(AtomicBool::new(false));
+                let flag = other_ran.clone();
+                // Queued on the same, only compat thread: it runs only if
+                // this task gives way.
+                let other = tokio::spawn(async move { flag.store(true, Ordering::SeqCst) });
+                let mut iterations = 0u32;
+                while !other_ran.load(Ordering::SeqCst) && iterations < 100_000 {
+                    iterations += 1;
+                    brigade::yield_if_busy().await;
+                }
+                other.await.unwrap();
+                iterations
+            })
+            .await
+            .unwrap()
+        });
+        // tokio's budget is 128 units per poll.
+        assert!(
+            iterations_before_the_other_ran < 100_000,
+            "the loop never gave way"
+        );
+    });
+}
+
+#[test]
+fn the_compat_thread_count_is_a_setting_and_the_names_differ() {
+    with_timeout(TIMEOUT_SECS, || {
+        let error = Builder::new().tokio_compat_threads(0).build().unwrap_err();
+        assert!(
+            error.to_string().contains("tokio_compat_threads"),
+            "{error}"
+        );
+        let rt = Builder::new()
+            .worker_threads(1)
+            .tokio_compat_threads(3)
+            .thread_name("trio")
+            .build()
+            .unwrap();
+        let compat = rt.metrics().tokio_compat().unwrap();
+        assert_eq!(compat.num_threads(), 3);
+        wait_until("three named compat threads run", || {
+            let names = thread_names();
+            ["trio-tokio-0", "trio-tokio-1", "trio-tokio-2"]
+                .iter()
+                .all(|wanted| names.iter().any(|name| name == wanted))
+        });
+        // brigade's own worker keeps its name.
+        assert!(thread_names().iter().any(|name| name == "trio"));
+    });
+}
+
+#[test]
+fn the_compat_threads_work_shows_in_the_metrics() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = runtime();
+        let compat = || rt.metrics().tokio_compat().unwrap();
+        assert_eq!(compat().num_alive_tasks(), 0);
+        let pending = rt.block_on(async {
+            let pending = tokio::spawn(std::future::pending::<()>());
+            // Some work there: a task that sleeps on a tokio timer.
+            tokio::spawn(tokio::time::sleep(Duration::from_millis(1)))
+                .await
+                .unwrap();
+            pending.abort_handle()
+        });
+        wait_until("the pending tokio task counts as alive", || {
+            compat().num_alive_tasks() == 1
+        });
+        wait_until("the compat thread's busy time and parks show", || {
+            compat().total_busy_duration() > Duration::ZERO && compat().total_park_count() > 0
+        });
+        pending.abort();
+        wait_until("the aborted tokio task is gone", || {
+            compat().num_alive_tasks() == 0
+        });
+        let off = Builder::new()
+            .worker_threads(1)
+            .tokio_compat(false)
+            .build()
+            .unwrap();
+        assert!(off.metrics().tokio_compat().is_none());
     });
 }

@@ -7,6 +7,8 @@
 
 mod histogram;
 pub(crate) mod long_poll;
+#[cfg(feature = "tokio-compat")]
+mod tokio_compat;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +19,8 @@ use crossbeam_utils::CachePadded;
 pub(crate) use histogram::Histogram;
 pub use histogram::LatencySnapshot;
 use long_poll::PollWatch;
+#[cfg(feature = "tokio-compat")]
+pub use tokio_compat::TokioCompatMetrics;
 
 /// Counters one worker writes. Each has a single writer (its worker thread),
 /// so increments are a `Relaxed` load and store, not a locked RMW; readers
@@ -248,6 +252,9 @@ pub(crate) trait MetricsSource: Send + Sync {
     fn num_blocking_threads(&self) -> usize;
     fn num_idle_blocking_threads(&self) -> usize;
     fn blocking_queue_depth(&self) -> usize;
+    /// tokio's metrics of the runtime's tokio-compat threads, if it has them.
+    #[cfg(feature = "tokio-compat")]
+    fn tokio_compat(&self) -> Option<tokio::runtime::RuntimeMetrics>;
 }
 
 /// A view of a runtime's metrics, from [`Runtime::metrics`](crate::Runtime::metrics)

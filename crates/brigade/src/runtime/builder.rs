@@ -42,6 +42,8 @@ pub struct Builder {
     pub(crate) max_yield_delay: Option<Duration>,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: bool,
+    #[cfg(feature = "tokio-compat")]
+    pub(crate) tokio_compat_threads: usize,
 }
 
 /// Default of [`Builder::latency_sample_every`]: one schedule in 64.
@@ -96,6 +98,8 @@ impl Builder {
             max_yield_delay: Some(DEFAULT_MAX_YIELD_DELAY),
             #[cfg(feature = "tokio-compat")]
             tokio_compat: true,
+            #[cfg(feature = "tokio-compat")]
+            tokio_compat_threads: 1,
         }
     }
 
@@ -348,8 +352,9 @@ impl Builder {
     /// `tokio::time`, `tokio::spawn`, and the crates built on them) works
     /// inside this runtime's tasks. Default: `true`.
     ///
-    /// The runtime then starts a tokio runtime of its own (one thread that
-    /// drives tokio's I/O and timers and runs `tokio::spawn`ed tasks, plus
+    /// The runtime then starts a tokio runtime of its own
+    /// ([`tokio_compat_threads`](Self::tokio_compat_threads) threads that
+    /// drive tokio's I/O and timers and run `tokio::spawn`ed tasks, plus
     /// tokio's blocking pool on demand), enters its context on every thread
     /// that polls brigade tasks, and shuts it down with itself. The cost: an
     /// extra thread, and a cross-thread wake-up for each tokio I/O or timer
@@ -373,6 +378,22 @@ impl Builder {
     #[cfg(feature = "tokio-compat")]
     pub fn tokio_compat(&mut self, enabled: bool) -> &mut Self {
         self.tokio_compat = enabled;
+        self
+    }
+
+    /// Feature `tokio-compat`: how many worker threads the runtime's tokio
+    /// runtime has, to drive tokio's I/O and timers and run `tokio::spawn`ed
+    /// tasks (tokio's blocking pool, for `tokio::fs` and `spawn_blocking`,
+    /// is extra). Must be at least 1. Default: 1.
+    ///
+    /// These threads have this runtime's context too, so `brigade::spawn`
+    /// and `brigade::time` work inside `tokio::spawn`ed tasks, and
+    /// [`RuntimeMetrics::tokio_compat`](crate::RuntimeMetrics::tokio_compat)
+    /// reports their work. They are named `{thread_name}-tokio-{n}`, the
+    /// name cut to fit the 15 bytes Linux keeps.
+    #[cfg(feature = "tokio-compat")]
+    pub fn tokio_compat_threads(&mut self, count: usize) -> &mut Self {
+        self.tokio_compat_threads = count;
         self
     }
 
@@ -423,6 +444,13 @@ impl Builder {
             return Err(BuildError::setting(
                 "long_poll_threshold",
                 format!("must be at least 1 ms (or None), got {threshold:?}"),
+            ));
+        }
+        #[cfg(feature = "tokio-compat")]
+        if self.tokio_compat_threads == 0 {
+            return Err(BuildError::setting(
+                "tokio_compat_threads",
+                "must be at least 1, got 0",
             ));
         }
         if let Err((field, problem)) = self.elastic.validate() {

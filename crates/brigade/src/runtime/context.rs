@@ -34,6 +34,12 @@
 //! reference passed to a `set` whose frame is still on this thread's stack
 //! (the reset runs before that frame returns), so the pointee is alive for
 //! as long as any closure that reads it runs.
+//!
+//! One exception, feature `tokio-compat`: tokio offers hooks at a thread's
+//! start and stop, not a closure around its life, so its compat threads
+//! ([`enter_compat_thread`]) set `HANDLE` (an owned clone) and point
+//! `IDLE_WORD` at the static [`COMPAT_THREAD`] for the rest of the thread.
+//! Neither points into a stack frame, so nothing can dangle.
 
 use std::cell::{Cell, RefCell};
 #[cfg(not(loom))]
@@ -58,6 +64,13 @@ static NOT_A_WORKER: AtomicUsize = AtomicUsize::new(idle::IDLE_ONE);
 /// task's CPU grant. Never written.
 #[cfg(not(loom))]
 static FORCE_SLOW_PATH: AtomicUsize = AtomicUsize::new(0);
+
+/// Read by the fast path on a tokio-compat thread: "no worker idle", so
+/// `yield_if_busy()` reaches the slow path, which spends tokio's budget
+/// there (`tokio_compat::yield_point`); its address tells
+/// [`on_compat_thread`]. Never written.
+#[cfg(all(feature = "tokio-compat", not(loom)))]
+static COMPAT_THREAD: AtomicUsize = AtomicUsize::new(0);
 
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -290,6 +303,32 @@ fn with_handle<R>(handle: Handle, in_block_on: bool, f: impl FnOnce() -> R) -> R
         in_block_on: IN_BLOCK_ON.with(|flag| flag.replace(in_block_on)),
     };
     shared.enter_tokio_compat(f)
+}
+
+/// Makes this thread a tokio-compat thread of `handle`'s runtime until
+/// [`leave_compat_thread`] (tokio's `on_thread_start` hook; see the module
+/// docs for why it is not scoped).
+#[cfg(all(feature = "tokio-compat", not(loom)))]
+pub(crate) fn enter_compat_thread(handle: Handle) {
+    let previous = HANDLE.with(|current| current.borrow_mut().replace(handle));
+    drop(previous);
+    IDLE_WORD.with(|word| word.inner.set(&COMPAT_THREAD));
+}
+
+/// Undoes [`enter_compat_thread`] (tokio's `on_thread_stop` hook): the
+/// thread's handle is dropped here, so the runtime's state can go once its
+/// last thread has stopped.
+#[cfg(all(feature = "tokio-compat", not(loom)))]
+pub(crate) fn leave_compat_thread() {
+    IDLE_WORD.with(|word| word.inner.set(&NOT_A_WORKER));
+    let handle = HANDLE.with(|current| current.borrow_mut().take());
+    drop(handle);
+}
+
+/// Whether this thread is a tokio-compat thread ([`enter_compat_thread`]).
+#[cfg(all(feature = "tokio-compat", not(loom)))]
+pub(crate) fn on_compat_thread() -> bool {
+    IDLE_WORD.with(|word| std::ptr::eq(word.inner.get(), &COMPAT_THREAD))
 }
 
 /// Runs the worker loop `f` with this thread made the worker running `core`.

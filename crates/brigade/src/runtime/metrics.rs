@@ -80,4 +80,9 @@ impl MetricsSource for Shared {
     fn blocking_queue_depth(&self) -> usize {
         self.blocking.queue_depth()
     }
+
+    #[cfg(feature = "tokio-compat")]
+    fn tokio_compat(&self) -> Option<tokio::runtime::RuntimeMetrics> {
+        self.tokio_compat.get().map(|compat| compat.metrics())
+    }
 }

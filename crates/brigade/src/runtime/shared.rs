@@ -57,9 +57,11 @@ pub(crate) struct Shared {
     /// The shutdown flag and the tasks set aside to be dropped.
     pub(crate) shutdown: ShutdownState,
     /// Feature `tokio-compat`: the tokio runtime whose context brigade's
-    /// threads enter (`tokio_compat.rs`).
+    /// threads enter (`tokio_compat.rs`). Set once, right after this state
+    /// is shared and before any brigade thread starts: its threads hold a
+    /// `Weak` to it.
     #[cfg(feature = "tokio-compat")]
-    pub(crate) tokio_compat: Option<super::tokio_compat::TokioCompat>,
+    pub(crate) tokio_compat: std::sync::OnceLock<super::tokio_compat::TokioCompat>,
     /// Time zero for `clock_nanos`.
     #[cfg_attr(loom, allow(dead_code))]
     start: Instant,
@@ -128,7 +130,7 @@ impl Shared {
             blocking,
             shutdown: ShutdownState::new(),
             #[cfg(feature = "tokio-compat")]
-            tokio_compat: None,
+            tokio_compat: std::sync::OnceLock::new(),
             start: Instant::now(),
             #[cfg(loom)]
             loom_clock: std::sync::atomic::AtomicU64::new(0),
@@ -141,7 +143,7 @@ impl Shared {
     /// `tokio_compat.rs`); otherwise just runs `f`.
     pub(crate) fn enter_tokio_compat<R>(&self, f: impl FnOnce() -> R) -> R {
         #[cfg(feature = "tokio-compat")]
-        if let Some(compat) = &self.tokio_compat {
+        if let Some(compat) = self.tokio_compat.get() {
             return compat.enter(f);
         }
         f()

@@ -52,6 +52,9 @@
 //! 11. **tokio.** With feature `tokio-compat`, the runtime's tokio runtime
 //!     is shut down in the background (`tokio_compat.rs`): last, since
 //!     brigade tasks dropped in the steps before may hold tokio resources.
+//!     Its threads then exit on their own, each dropping the runtime handle
+//!     its context held, so tokio tasks dropped there may still use
+//!     brigade's API (a spawn onto a runtime shut down is cancelled).
 //!
 //! After step 10 no runtime thread runs brigade code, except workers or
 //! blocking closures abandoned at a deadline, and the dropping thread itself
@@ -240,7 +243,7 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
         tracing::warn!("runtime shutdown timed out waiting for spawn_blocking closures");
     }
     #[cfg(feature = "tokio-compat")]
-    if let Some(compat) = &shared.tokio_compat {
+    if let Some(compat) = shared.tokio_compat.get() {
         compat.shut_down(); // 11
     }
     tracing::debug!("runtime shut down");

@@ -144,8 +144,7 @@ fn new_shared(
     );
     let driver = Arc::new(crate::driver::Driver::new().map_err(BuildError::driver_failed)?);
     let admission = crate::admission::Admission::new(builder.elastic.clone(), num_workers);
-    #[cfg_attr(not(feature = "tokio-compat"), allow(unused_mut))]
-    let (mut shared, locals) = Shared::new(
+    let (shared, locals) = Shared::new(
         num_workers,
         locals,
         blocking,
@@ -153,14 +152,15 @@ fn new_shared(
         admission,
         scheduler_config(builder),
     );
+    let shared = Arc::new(shared);
     #[cfg(feature = "tokio-compat")]
     if builder.tokio_compat {
-        shared.tokio_compat = Some(
-            super::tokio_compat::TokioCompat::start(&builder.thread_name)
-                .map_err(BuildError::tokio_compat_failed)?,
-        );
+        let compat = super::tokio_compat::TokioCompat::start(builder, Arc::downgrade(&shared))
+            .map_err(BuildError::tokio_compat_failed)?;
+        // Nothing else sets it: this state was created just above.
+        let _ = shared.tokio_compat.set(compat);
     }
-    Ok((Arc::new(shared), locals))
+    Ok((shared, locals))
 }
 
 /// The builder's settings the scheduler reads while it runs.

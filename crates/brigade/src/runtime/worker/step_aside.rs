@@ -91,7 +91,7 @@ pub(crate) fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
     context::note_yield_point();
     context::with_current_worker(|core| {
         let Some(core) = core else {
-            return Poll::Ready(());
+            return off_a_worker(cx);
         };
         context::with_current_task(|task| match task {
             Some((task, own)) => {
@@ -101,6 +101,19 @@ pub(crate) fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
             None => Poll::Ready(()),
         })
     })
+}
+
+/// The slow path off a worker thread. Only a tokio-compat thread gets
+/// here (its idle word reads "no worker idle"; every other thread's reads
+/// "idle"): it has no brigade queue to step aside into, so it spends the
+/// tokio task's budget instead (`tokio_compat.rs`).
+fn off_a_worker(cx: &mut Context<'_>) -> Poll<()> {
+    #[cfg(all(feature = "tokio-compat", not(loom)))]
+    if context::on_compat_thread() {
+        return crate::runtime::tokio_compat::yield_point(cx);
+    }
+    let _ = cx;
+    Poll::Ready(())
 }
 
 impl Core {
