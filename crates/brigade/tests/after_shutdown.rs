@@ -13,6 +13,14 @@ use common::{TIMEOUT_SECS, bounded, local_block_on, poll_once, wait_until, with_
 
 const AN_HOUR: Duration = Duration::from_secs(3600);
 
+/// A sleep of an hour made in `rt`'s context, not yet polled.
+fn unpolled_sleep(rt: &brigade::Runtime) -> brigade::time::Sleep {
+    // `block_on` only to be in the runtime's context: the sleep is made
+    // there and returned (in a `Result`, so that no lint takes it for a
+    // future meant to be awaited).
+    rt.block_on(async { Ok::<_, ()>(sleep(AN_HOUR)) }).unwrap()
+}
+
 fn runtime(workers: usize) -> brigade::Runtime {
     brigade::Builder::new()
         .worker_threads(workers)
@@ -53,7 +61,7 @@ fn a_sleep_created_after_the_drop_completes() {
         });
         // Created in a live runtime, first polled after its drop.
         let rt = runtime(1);
-        let nap = rt.block_on(async { sleep(AN_HOUR) });
+        let nap = unpolled_sleep(&rt);
         drop(rt);
         local_block_on(nap);
     });
@@ -64,8 +72,8 @@ fn a_task_waiting_on_a_dropped_runtimes_timer_is_woken() {
     with_timeout(TIMEOUT_SECS, || {
         let outer = runtime(1);
         let inner = runtime(1);
-        let nap = inner.block_on(async { sleep(AN_HOUR) });
-        let waiter = outer.spawn(async move { nap.await });
+        let nap = unpolled_sleep(&inner);
+        let waiter = outer.spawn(nap);
         // The waiter's first poll registers the timer with `inner`.
         wait_until("the waiter registered its timer", || {
             inner.metrics().num_timers() == 1
