@@ -158,3 +158,24 @@ fn field(status: &str, name: &str) -> Option<u64> {
         .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
         .and_then(|value| value.split_whitespace().next()?.parse().ok())
 }
+
+/// Lowers `RLIMIT_NOFILE` to a few above the highest descriptor open now,
+/// then opens `/dev/null` until `EMFILE`: from then on every new descriptor
+/// fails with `EMFILE` until one of the returned files is dropped.
+pub(crate) fn exhaust_descriptors() -> Vec<std::fs::File> {
+    let highest = std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(2);
+    set_soft_limit(libc::RLIMIT_NOFILE, highest + 16);
+    let mut files = Vec::new();
+    loop {
+        match std::fs::File::open("/dev/null") {
+            Ok(file) => files.push(file),
+            Err(error) if error.raw_os_error() == Some(libc::EMFILE) => return files,
+            Err(error) => panic!("opening /dev/null: {error}"),
+        }
+    }
+}
