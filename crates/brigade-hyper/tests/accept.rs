@@ -72,7 +72,11 @@ fn accept_backs_off_while_descriptors_are_out_and_recovers() {
             // in between (a sleep never ends early): it did not spin.
             let backoff = brigade_hyper::FIRST_PAUSE * (1 + 2 + 4);
             assert!(started.elapsed() >= backoff, "{:?}", started.elapsed());
-            assert_eq!(warnings.0.load(Ordering::SeqCst), 1, "one warning per spell");
+            assert_eq!(
+                warnings.0.load(Ordering::SeqCst),
+                1,
+                "one warning per spell"
+            );
             spare.pop();
             let (stream, _) = rt
                 .block_on(server)
