@@ -11,6 +11,9 @@
 //! - [`BrigadeIo`], which makes a [`brigade::net::TcpStream`] (or any
 //!   `futures-io` stream) a [`hyper::rt::Read`] + [`hyper::rt::Write`].
 //!
+//! And for the server's accept loop, [`accept`]: it backs off while the
+//! process is out of file descriptors, instead of spinning at 100% CPU.
+//!
 //! It depends on hyper with no features: enable hyper's `http1`/`http2` and
 //! `server`/`client` features in your own crate as you need them.
 //!
@@ -43,7 +46,7 @@
 //!     let listener = TcpListener::bind("127.0.0.1:0").await?;
 //!     let addr = listener.local_addr()?;
 //!     brigade::spawn(async move {
-//!         while let Ok((stream, _)) = listener.accept().await {
+//!         while let Ok((stream, _)) = brigade_hyper::accept(&listener).await {
 //!             brigade::spawn(async move {
 //!                 let served = hyper::server::conn::http1::Builder::new()
 //!                     .timer(BrigadeTimer::new())
@@ -77,10 +80,12 @@
 //! `hyper::client::conn::http2::Builder::new(BrigadeExecutor::new())`.
 #![warn(missing_docs)]
 
+mod accept;
 mod executor;
 mod io;
 mod timer;
 
+pub use accept::{FIRST_PAUSE, MAX_PAUSE, accept, accept_with};
 pub use executor::BrigadeExecutor;
 pub use io::BrigadeIo;
 pub use timer::{BrigadeSleep, BrigadeTimer};

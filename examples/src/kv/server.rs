@@ -101,13 +101,13 @@ fn start_brigade(
     let accept_shared = shared.clone();
     rt.spawn(async move {
         loop {
-            let stream = match listener.accept().await {
+            // Backs off while out of file descriptors (logging once), rather
+            // than spinning; an error here means the listener is unusable.
+            let stream = match brigade_hyper::accept(&listener).await {
                 Ok((stream, _)) => stream,
                 Err(error) => {
-                    // Out of file descriptors, most likely: back off a little.
-                    eprintln!("accept failed: {error}");
-                    brigade::time::sleep(Duration::from_millis(10)).await;
-                    continue;
+                    eprintln!("accept failed, no longer accepting: {error}");
+                    return;
                 }
             };
             let _ = stream.set_nodelay(true);

@@ -408,7 +408,8 @@ impl Driver {
         tracing::debug!("fallback driver thread stopped");
     }
 
-    /// Stops the fallback thread (if any) and fails all pending I/O.
+    /// Stops the fallback thread (if any), fails all pending I/O and fires
+    /// every timer (`TimeDriver::shutdown`).
     pub(crate) fn shutdown(&self) {
         self.shutdown.store(true, Ordering::Release);
         {
@@ -417,6 +418,7 @@ impl Driver {
         }
         self.reactor.wake();
         self.reactor.shutdown();
+        self.time.shutdown();
     }
 }
 

@@ -92,6 +92,15 @@ impl TimeDriver {
         count
     }
 
+    /// Runtime shutdown: wakes every pending timer, and makes every later
+    /// registration `Expired`, so that a `Sleep` of this runtime completes
+    /// instead of waiting for a driver that nobody polls any more.
+    pub(crate) fn shutdown(&self) {
+        let mut fired = Vec::new();
+        lock(&self.wheel).close(&mut fired);
+        fired.into_iter().for_each(Waker::wake);
+    }
+
     /// How long until the earliest pending timer is due (`None`: no timer).
     pub(crate) fn time_to_next(&self) -> Option<Duration> {
         let next = lock(&self.wheel).next_expiration()?;

@@ -68,6 +68,9 @@ pub(crate) struct Wheel {
     levels: Box<[Level; NUM_LEVELS]>,
     timers: Slab<Timer>,
     next_generation: u64,
+    /// Set by [`close`](Self::close) (runtime shutdown): nothing is stored
+    /// any more.
+    closed: bool,
 }
 
 fn level_for(elapsed: u64, deadline: u64) -> usize {
@@ -89,6 +92,7 @@ impl Wheel {
             })),
             timers: Slab::new(),
             next_generation: 0,
+            closed: false,
         }
     }
 
@@ -105,9 +109,10 @@ impl Wheel {
     }
 
     /// Adds a timer. Returns `None` if `deadline` is not after `elapsed`
-    /// (the timer has already expired and nothing was stored).
+    /// (the timer has already expired and nothing was stored), or the wheel
+    /// is closed.
     pub(crate) fn insert(&mut self, deadline: u64, waker: Waker) -> Option<TimerKey> {
-        if deadline <= self.elapsed {
+        if deadline <= self.elapsed || self.closed {
             return None;
         }
         let deadline = deadline.min(self.elapsed + MAX_DELTA);
@@ -161,6 +166,21 @@ impl Wheel {
     pub(crate) fn remove(&mut self, key: TimerKey) {
         if self.timer_mut(key).is_some() {
             self.timers.remove(key.index);
+        }
+    }
+
+    /// Runtime shutdown: fires every timer now, pushing the wakers onto
+    /// `fired`, and stores no timer from now on (`insert` returns `None`).
+    /// Keys stay valid: each reads as fired until it is removed.
+    pub(crate) fn close(&mut self, fired: &mut Vec<Waker>) {
+        self.closed = true;
+        for level in self.levels.iter_mut() {
+            level.occupied = 0;
+            level.slots.iter_mut().for_each(Vec::clear);
+        }
+        for (_, timer) in self.timers.iter_mut() {
+            timer.fired = true;
+            fired.extend(timer.waker.take());
         }
     }
 
@@ -341,5 +361,27 @@ mod tests {
         }
         assert_eq!(fired.len(), 4);
         assert!(wheel.insert(wheel.elapsed(), waker()).is_none());
+    }
+
+    #[test]
+    fn close_fires_every_timer_and_stores_no_more() {
+        let mut wheel = Wheel::new();
+        let keys: Vec<_> = [5u64, 5000, 10_000_000]
+            .iter()
+            .map(|&d| wheel.insert(d, waker()).unwrap())
+            .collect();
+        wheel.remove(keys[1]);
+        let mut fired = Vec::new();
+        wheel.close(&mut fired);
+        assert_eq!(
+            fired.len(),
+            2,
+            "the two pending timers fire, the removed one not"
+        );
+        assert!(keys.iter().all(|&key| wheel.is_fired(key)));
+        assert_eq!(wheel.next_expiration(), None);
+        assert!(wheel.insert(1_000, waker()).is_none());
+        wheel.advance(20_000_000, &mut fired);
+        assert_eq!(fired.len(), 2, "nothing fires twice");
     }
 }

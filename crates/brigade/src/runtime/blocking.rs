@@ -5,6 +5,9 @@
 //! All state is under one mutex (the pool is not on the async hot path).
 //! - `push`: queue the task; if a thread is idle, claim it (`idle -= 1`,
 //!   `wakeups += 1`) and signal; else, below `max_threads`, start a thread.
+//! - A thread that cannot start (`spawn_failed`) leaves its task queued for
+//!   the pool's other threads; with none left, the queued tasks are
+//!   cancelled, never left waiting for a thread that nobody will start.
 //! - A thread runs queued tasks until the queue is empty, then waits as idle.
 //!   It leaves the wait when it finds a wake-up to consume (the pusher already
 //!   took it off `idle`), at shutdown, or after `keep_alive` without work
@@ -51,6 +54,8 @@ struct PoolState {
     idle: usize,
     wakeups: usize,
     shutdown: bool,
+    /// The last thread start failed (a warning was logged for the spell).
+    spawn_failing: bool,
 }
 
 impl BlockingPool {
@@ -100,13 +105,43 @@ impl BlockingPool {
         if let Some(size) = self.stack_size {
             builder = builder.stack_size(size);
         }
-        if let Err(error) =
-            builder.spawn(move || handle.shared.blocking.thread_main(handle.clone()))
-        {
-            // The task stays queued; the next push or a running thread takes it.
-            tracing::error!(%error, "could not start a blocking-pool thread");
-            lock(&self.state).threads -= 1;
+        match builder.spawn(move || handle.shared.blocking.thread_main(handle.clone())) {
+            Ok(_) => lock(&self.state).spawn_failing = false,
+            Err(error) => self.spawn_failed(&error),
         }
+    }
+
+    /// A thread could not start (`RLIMIT_NPROC`, `pthread_create`'s
+    /// `EAGAIN`). While another pool thread lives, the queued tasks wait for
+    /// it: a counted thread pops from the queue before it exits (both under
+    /// the lock), so it will run them. With no thread left nobody would, so
+    /// they are cancelled: their `JoinHandle`s return a cancelled
+    /// `JoinError`, and the closures are dropped unrun. A warning is logged
+    /// once per spell of failures.
+    fn spawn_failed(&self, error: &std::io::Error) {
+        let (orphans, first_of_spell) = {
+            let mut state = lock(&self.state);
+            state.threads -= 1;
+            let first_of_spell = !std::mem::replace(&mut state.spawn_failing, true);
+            let orphans = if state.threads == 0 {
+                std::mem::take(&mut state.queue)
+            } else {
+                VecDeque::new()
+            };
+            (orphans, first_of_spell)
+        };
+        if first_of_spell {
+            tracing::warn!(
+                %error,
+                cancelled = orphans.len(),
+                "could not start a blocking-pool thread: queued `spawn_blocking` closures wait \
+                 for a running pool thread, or are cancelled if there is none"
+            );
+        } else {
+            tracing::debug!(%error, cancelled = orphans.len(), "could not start a blocking-pool thread");
+        }
+        // Cancelled outside the lock: a task's destructor may spawn again.
+        drop(orphans);
     }
 
     fn thread_main(&self, handle: Handle) {

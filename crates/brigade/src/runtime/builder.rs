@@ -532,9 +532,11 @@ impl BuildError {
         }
     }
 
-    pub(crate) fn spawn_failed(error: std::io::Error) -> Self {
+    /// `thread` names the thread that did not start: "a worker thread",
+    /// "the monitor thread"...
+    pub(crate) fn spawn_failed(thread: &str, error: std::io::Error) -> Self {
         BuildError {
-            message: format!("could not start a worker thread: {error}"),
+            message: format!("could not start {thread}: {error}"),
             source: Some(error),
         }
     }

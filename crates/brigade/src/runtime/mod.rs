@@ -455,6 +455,15 @@ where
 /// Runs a blocking closure on the current runtime's blocking pool, so it
 /// never occupies a worker, and returns its [`JoinHandle`].
 ///
+/// # When no thread can start
+/// If the pool needs a new thread and the OS refuses one (`RLIMIT_NPROC`,
+/// or `pthread_create` failing with `EAGAIN`), the closure waits in the
+/// pool's queue for one of its running threads to free up. If the pool has
+/// no thread at all, nobody would run it: it is cancelled instead, dropped
+/// unrun, and the handle returns a [`JoinError`](crate::JoinError)
+/// whose `is_cancelled()` is true. Either way a warning is logged, once per
+/// spell of failures.
+///
 /// # Panics
 /// Outside a runtime context, like [`spawn`].
 ///

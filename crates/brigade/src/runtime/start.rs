@@ -88,7 +88,7 @@ impl Runtime {
                     // The threads not started will never signal their exit
                     // (this one's signal was dropped with its closure).
                     *lock(&workers.running.0) -= num_workers - index - 1;
-                    return Err(BuildError::spawn_failed(error));
+                    return Err(BuildError::spawn_failed("a worker thread", error));
                 }
             }
         }
@@ -99,8 +99,8 @@ impl Runtime {
     #[cfg(not(loom))]
     fn start_monitor(&mut self, builder: &Builder) -> Result<(), BuildError> {
         let name = format!("{}-monitor", builder.thread_name);
-        let monitor =
-            monitor::start(self.handle.shared.clone(), name).map_err(BuildError::spawn_failed)?;
+        let monitor = monitor::start(self.handle.shared.clone(), name)
+            .map_err(|error| BuildError::spawn_failed("the monitor thread", error))?;
         if let Some(workers) = self.workers.as_mut() {
             workers.monitor = Some(monitor);
         }
@@ -117,7 +117,7 @@ impl Runtime {
             .shared
             .driver
             .start_fallback(name)
-            .map_err(BuildError::spawn_failed)?;
+            .map_err(|error| BuildError::spawn_failed("the fallback driver thread", error))?;
         if let Some(workers) = self.workers.as_mut() {
             workers.fallback = Some(fallback);
         }

@@ -57,6 +57,17 @@ pub(crate) fn far_future_or(now: Instant, duration: Duration) -> Instant {
 
 /// Future returned by [`sleep`] and [`sleep_until`]. It is `Unpin`, and can
 /// be moved to a new deadline with [`reset`](Self::reset).
+///
+/// # After its runtime shut down
+/// A `Sleep` belongs to the runtime it was created in. When that runtime
+/// shuts down, every sleep of it that waits is woken, and from then on it
+/// completes at its next poll, early, as does one created through a
+/// `Handle` of a runtime already gone: no driver is left to time it, and
+/// completing lets the task go on: a [`timeout`](super::timeout) then
+/// returns [`Elapsed`](super::Elapsed), as a socket of a runtime that shut
+/// down returns an error, and each tick of an
+/// [`Interval`](super::Interval) completes at once. (tokio panics in this
+/// case instead.)
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
     deadline: Instant,

@@ -44,6 +44,9 @@ pub(super) struct Spares<D> {
     threads: usize,
     /// Set at shutdown: no spare starts any more, resting ones exit.
     closed: bool,
+    /// A spell of failed thread starts is on: the last start of a spare
+    /// thread failed (see [`Compensation::spawn_failed`]).
+    failing: bool,
 }
 
 /// What [`Compensation::start_spare`] asks the caller to do.
@@ -101,9 +104,13 @@ impl<D> Compensation<D> {
         Some(start)
     }
 
-    /// Gives back a slot whose thread could not be started.
-    pub(crate) fn spawn_failed(&self, slot: usize, local: D) {
+    /// Gives back a slot whose thread could not be started. Returns whether
+    /// this failure begins a spell of them (the first since a thread last
+    /// started), which is worth one warning; the monitor retries at every
+    /// tick, so the others are not.
+    pub(crate) fn spawn_failed(&self, slot: usize, local: D) -> bool {
         let mut spares = lock(&self.spares);
+        let first_of_spell = !std::mem::replace(&mut spares.failing, true);
         let spare = &mut spares.slots[slot - self.first_spare];
         spare.state = SlotState::Vacant;
         spare.local = Some(local);
@@ -113,6 +120,13 @@ impl<D> Compensation<D> {
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         // `wait_exited` may be waiting for this thread.
         self.changed.notify_all();
+        first_of_spell
+    }
+
+    /// A spare thread started: ends a spell of failures. Returns whether
+    /// one was on.
+    pub(crate) fn spawn_succeeded(&self) -> bool {
+        std::mem::take(&mut lock(&self.spares).failing)
     }
 
     /// Spare slot `slot` steps down if it is surplus: it stops serving and
@@ -233,6 +247,7 @@ impl<D> Spares<D> {
             serving: 0,
             threads: 0,
             closed: false,
+            failing: false,
         }
     }
 
@@ -248,14 +263,17 @@ pub(crate) fn start_spares(shared: &Arc<Shared>, reason: &dyn std::fmt::Display)
         let spare = match start {
             Start::Woken { slot } => slot,
             Start::Spawn { slot, local } => match spawn(shared, slot, local) {
-                Ok(()) => slot,
+                Ok(()) => {
+                    if shared.compensation.spawn_succeeded() {
+                        tracing::info!(
+                            target: "brigade::compensation",
+                            "spare worker threads start again"
+                        );
+                    }
+                    slot
+                }
                 Err((local, error)) => {
-                    shared.compensation.spawn_failed(slot, local);
-                    tracing::error!(
-                        target: "brigade::compensation",
-                        %error,
-                        "could not start a spare worker thread"
-                    );
+                    spawn_failed(shared, slot, local, &error);
                     return;
                 }
             },
@@ -265,6 +283,27 @@ pub(crate) fn start_spares(shared: &Arc<Shared>, reason: &dyn std::fmt::Display)
             spare,
             serving = shared.compensation.serving(),
             "spare worker {spare} serves: {reason}"
+        );
+    }
+}
+
+/// Gives the slot back and reports the failure: a warning for the first
+/// of a spell, then a debug event per retry (the monitor retries at every
+/// tick while a covered worker lacks its spare; the stuck worker stays
+/// stuck meanwhile, and the other workers carry on).
+fn spawn_failed(shared: &Shared, slot: usize, local: LocalQueue<Runnable>, error: &std::io::Error) {
+    if shared.compensation.spawn_failed(slot, local) {
+        tracing::warn!(
+            target: "brigade::compensation",
+            %error,
+            "could not start a spare worker thread; a stuck worker stays without a stand-in \
+             until one starts (retried at every monitor tick, reported once)"
+        );
+    } else {
+        tracing::debug!(
+            target: "brigade::compensation",
+            %error,
+            "could not start a spare worker thread (again)"
         );
     }
 }
