@@ -78,7 +78,7 @@ fn accept_backs_off_while_descriptors_are_out_and_recovers() {
                 "one warning per spell"
             );
             spare.pop();
-            let (stream, _) = rt
+            let (mut stream, _) = rt
                 .block_on(server)
                 .expect("the accept task completes")
                 .expect("within the bound")
@@ -87,7 +87,8 @@ fn accept_backs_off_while_descriptors_are_out_and_recovers() {
             lift_soft_limit(libc::RLIMIT_NOFILE);
             client.write_all(b"ping").unwrap();
             let mut buf = [0u8; 4];
-            rt.block_on(stream.read_exact(&mut buf)).unwrap();
+            rt.block_on(tokio::io::AsyncReadExt::read_exact(&mut stream, &mut buf))
+                .unwrap();
             assert_eq!(&buf, b"ping");
             assert_eq!(warnings.0.load(Ordering::SeqCst), 1);
         },

@@ -16,6 +16,7 @@ use std::os::fd::{FromRawFd, IntoRawFd};
 
 use child::{exhaust_descriptors, in_child, lift_soft_limit};
 use common::TIMEOUT;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn runtime() -> brigade::Runtime {
     let mut builder = brigade::Builder::new();
@@ -58,7 +59,7 @@ fn tcp_accept_reports_emfile_and_recovers() {
                 assert!(is_emfile(&error), "{error}");
             }
             spare.pop();
-            let (server, _) = listener.accept().await.expect("a descriptor is free again");
+            let (mut server, _) = listener.accept().await.expect("a descriptor is free again");
             drop(spare);
             lift_soft_limit(libc::RLIMIT_NOFILE);
             client.write_all(b"ping").unwrap();
@@ -89,7 +90,7 @@ fn unix_accept_reports_emfile_and_recovers() {
                 assert!(is_emfile(&error), "{error}");
             }
             spare.pop();
-            let (server, _) = listener.accept().await.expect("a descriptor is free again");
+            let (mut server, _) = listener.accept().await.expect("a descriptor is free again");
             drop(spare);
             lift_soft_limit(libc::RLIMIT_NOFILE);
             client.write_all(b"ping").unwrap();
@@ -174,7 +175,7 @@ fn a_source_epoll_refuses_is_an_error_and_the_driver_carries_on() {
                 .unwrap();
             let addr = listener.local_addr().unwrap();
             let mut client = std::net::TcpStream::connect(addr).unwrap();
-            let (server, _) = listener.accept().await.unwrap();
+            let (mut server, _) = listener.accept().await.unwrap();
             server.write_all(b"ok").await.unwrap();
             let mut buf = [0u8; 2];
             client.read_exact(&mut buf).unwrap();
