@@ -199,7 +199,7 @@ mod io;
 mod metrics;
 #[cfg(not(loom))]
 pub mod net;
-mod runtime;
+pub mod runtime;
 #[cfg(not(loom))]
 pub mod signal;
 pub mod task;

@@ -112,7 +112,7 @@ fn closures_run_inside_the_runtime_context() {
         let (name, spawned) = rt
             .block_on(rt.spawn_blocking(|| {
                 let name = thread::current().name().map(str::to_owned);
-                assert!(Handle::try_current().is_some());
+                assert!(Handle::try_current().is_ok());
                 // `brigade::spawn` works on a pool thread, and so does
                 // blocking on the handle (this is not a worker).
                 let handle = Handle::current();

@@ -42,6 +42,10 @@ pub struct Builder {
     pub(crate) max_yield_delay: Option<Duration>,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: bool,
+    /// `new_current_thread`: one worker, whatever `worker_threads` says.
+    pub(crate) current_thread: bool,
+    /// `on_thread_start` / `on_thread_stop` (`thread_hooks.rs`).
+    pub(crate) thread_hooks: super::thread_hooks::ThreadHooks,
 }
 
 /// Default of [`Builder::latency_sample_every`]: one schedule in 64.
@@ -96,6 +100,8 @@ impl Builder {
             max_yield_delay: Some(DEFAULT_MAX_YIELD_DELAY),
             #[cfg(feature = "tokio-compat")]
             tokio_compat: true,
+            current_thread: false,
+            thread_hooks: Default::default(),
         }
     }
 
@@ -433,6 +439,7 @@ impl Builder {
 
     fn resolved_worker_threads(&self) -> Result<usize, BuildError> {
         let count = match self.worker_threads {
+            _ if self.current_thread => 1,
             Some(count) => count,
             None => match std::env::var(WORKER_THREADS_ENV) {
                 Ok(value) => parse_worker_threads_env(&value)?,
