@@ -236,7 +236,7 @@ fn many_blocking_closures_from_many_threads() {
         let counter = Arc::new(AtomicUsize::new(0));
         let spawners: Vec<_> = (0..THREADS)
             .map(|_| {
-                let handle = rt.handle();
+                let handle = rt.handle().clone();
                 let counter = counter.clone();
                 thread::spawn(move || {
                     let tasks: Vec<_> = (0..PER_THREAD)

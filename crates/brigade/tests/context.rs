@@ -56,7 +56,7 @@ fn the_context_is_set_in_block_on_and_in_tasks_and_restored_after() {
 fn block_on_inside_a_task_panics_and_the_worker_survives() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = Builder::new().worker_threads(1).build().unwrap();
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         let task = rt.spawn(async move { handle.block_on(async { 1u32 }) });
         let error = rt.block_on(task).unwrap_err();
         assert!(error.is_panic());

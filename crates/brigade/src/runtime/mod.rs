@@ -118,7 +118,7 @@ pub struct Runtime {
 ///
 /// ```
 /// let rt = brigade::Runtime::new()?;
-/// let handle = rt.handle();
+/// let handle = rt.handle().clone();
 /// let from_thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 7 })))
 ///     .join()
 ///     .unwrap();
@@ -149,9 +149,9 @@ impl Runtime {
         Ok(Builder::new().build()?)
     }
 
-    /// A handle to this runtime.
-    pub fn handle(&self) -> Handle {
-        self.handle.clone()
+    /// A handle to this runtime (tokio's signature: clone it to keep one).
+    pub fn handle(&self) -> &Handle {
+        &self.handle
     }
 
     /// Runs `future` to completion on the calling thread, while the workers
