@@ -129,8 +129,10 @@ fn a_spare_worker_calls_the_hooks_too() {
 #[test]
 fn a_panicking_hook_leaves_the_runtime_working() {
     with_timeout(TIMEOUT_SECS, || {
+        // No spare could stand in for a worker that the hook took down.
         let rt = Builder::new_multi_thread()
             .worker_threads(1)
+            .max_spare_workers(0)
             .on_thread_start(|| panic!("start hook"))
             .on_thread_stop(|| panic!("stop hook"))
             .build()
@@ -150,5 +152,26 @@ fn a_panicking_hook_leaves_the_runtime_working() {
         done_rx
             .recv_timeout(TIMEOUT)
             .expect("the runtime's drop hung");
+    });
+}
+
+#[test]
+fn dropping_the_runtime_waits_for_slow_stop_hooks() {
+    with_timeout(TIMEOUT_SECS, || {
+        let stops = Arc::new(AtomicUsize::new(0));
+        let counter = stops.clone();
+        let rt = Builder::new_multi_thread()
+            .worker_threads(1)
+            .on_thread_stop(move || {
+                // Slow, so that a drop that did not wait would return first.
+                std::thread::sleep(Duration::from_millis(50));
+                counter.fetch_add(1, Ordering::SeqCst);
+            })
+            .build()
+            .unwrap();
+        rt.block_on(rt.spawn_blocking(|| ())).unwrap();
+        drop(rt);
+        // The worker and the blocking thread.
+        assert_eq!(stops.load(Ordering::SeqCst), 2);
     });
 }
