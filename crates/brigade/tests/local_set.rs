@@ -27,7 +27,7 @@ fn spawn_local_outside_a_local_set_panics_with_a_clear_message() {
     assert!(message.contains("run_until"), "{message}");
     // Inside `block_on` but outside a set: the same.
     let rt = runtime();
-    let message = expect_panic(|| rt.block_on(async { task::spawn_local(async {}) }));
+    let message = expect_panic(|| rt.block_on(async { drop(task::spawn_local(async {})) }));
     assert!(message.contains("outside of a `LocalSet`"), "{message}");
 }
 

@@ -11,9 +11,10 @@
 //!   (then it exits). Counting claimed wake-ups separately from signals makes
 //!   spurious condvar wake-ups and timeouts that race with a push harmless.
 //! - Shutdown sets the flag, drops every queued task (cancelling it), wakes
-//!   every idle thread, then waits (up to a deadline) for `threads` to reach
-//!   zero; each thread decrements it as its last act, and `stopping` (the
-//!   threads that have left but still run their stop hook) to reach zero. A shutdown that runs
+//!   every idle thread, then waits (up to a deadline) for `threads` and
+//!   `stopping` to reach zero: a thread leaving the pool moves itself from
+//!   the one to the other under the lock, and leaves `stopping` once its
+//!   stop hook (`thread_hooks.rs`) has run. A shutdown that runs
 //!   on one of the pool's own threads (a runtime dropped inside a
 //!   `spawn_blocking` closure) waits for the others only: that thread exits
 //!   once its closure returns.
