@@ -155,7 +155,7 @@ impl Runtime {
     }
 
     /// Runs `future` to completion on the calling thread, while the workers
-    /// run spawned tasks. Inside it, [`spawn`](crate::spawn) spawns onto this
+    /// run spawned tasks. Inside it, [`spawn`] spawns onto this
     /// runtime.
     ///
     /// # Panics
@@ -181,7 +181,7 @@ impl Runtime {
         self.handle.block_on(future)
     }
 
-    /// Spawns a task on this runtime. See [`spawn`](crate::spawn).
+    /// Spawns a task on this runtime. See [`spawn`].
     ///
     /// Unlike [`brigade::spawn`](crate::spawn) it works from any thread,
     /// outside the runtime too.
@@ -204,7 +204,7 @@ impl Runtime {
         self.handle.spawn(future)
     }
 
-    /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
+    /// Spawns an elastic task on this runtime. See [`spawn_elastic`].
     ///
     /// # Examples
     ///
@@ -232,7 +232,7 @@ impl Runtime {
     }
 
     /// Runs a blocking closure on the blocking pool. See
-    /// [`spawn_blocking`](crate::spawn_blocking).
+    /// [`spawn_blocking`].
     #[track_caller]
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
@@ -352,7 +352,7 @@ impl Handle {
         context::with_current("brigade::Handle::current", Handle::clone)
     }
 
-    /// Spawns a task on this runtime. See [`spawn`](crate::spawn).
+    /// Spawns a task on this runtime. See [`spawn`].
     #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
@@ -363,7 +363,7 @@ impl Handle {
             .spawn(future, Location::caller(), TaskClass::Auto)
     }
 
-    /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
+    /// Spawns an elastic task on this runtime. See [`spawn_elastic`].
     #[track_caller]
     pub fn spawn_elastic<F>(&self, future: F) -> JoinHandle<F::Output>
     where
@@ -375,7 +375,7 @@ impl Handle {
     }
 
     /// Runs a blocking closure on the blocking pool. See
-    /// [`spawn_blocking`](crate::spawn_blocking).
+    /// [`spawn_blocking`].
     #[track_caller]
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
