@@ -109,3 +109,16 @@ fn ids_print_as_their_number_and_work_as_keys() {
         rt.block_on(task).unwrap();
     });
 }
+
+#[test]
+fn tokio_task_paths_port_by_renaming() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = runtime();
+        let answer = rt.block_on(async {
+            task::yield_now().await;
+            let blocking = task::spawn_blocking(|| 40);
+            task::spawn(async { 2 }).await.unwrap() + blocking.await.unwrap()
+        });
+        assert_eq!(answer, 42);
+    });
+}

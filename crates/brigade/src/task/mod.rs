@@ -42,6 +42,9 @@ pub use class::TaskClass;
 pub use id::{Id, id, try_id};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
+// tokio's paths: `tokio::task::{spawn, spawn_blocking, yield_now}`.
+pub use crate::coop::yield_now;
+pub use crate::runtime::{spawn, spawn_blocking};
 #[cfg(not(loom))]
 pub use local::{LocalSet, RunUntil, spawn_local};
 
