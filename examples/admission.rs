@@ -138,7 +138,7 @@ fn run_case(args: &Args, section: Duration, foreground: bool) {
     }
     let (delays_tx, delays_rx) = std::sync::mpsc::channel::<Duration>();
     let pinger = foreground.then(|| {
-        let (handle, stop) = (rt.handle(), stop.clone());
+        let (handle, stop) = (rt.handle().clone(), stop.clone());
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(1));

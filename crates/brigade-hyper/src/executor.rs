@@ -30,7 +30,7 @@ use std::future::Future;
 /// let rt = brigade::Runtime::new()?;
 /// let (done_tx, done_rx) = std::sync::mpsc::channel();
 /// // A stored handle works from any thread, even outside the runtime.
-/// BrigadeExecutor::with_handle(rt.handle()).execute(async move {
+/// BrigadeExecutor::with_handle(rt.handle().clone()).execute(async move {
 ///     done_tx.send("ran on brigade").unwrap();
 /// });
 /// assert_eq!(done_rx.recv().unwrap(), "ran on brigade");

@@ -296,10 +296,10 @@ fn the_executor_spawns_from_outside_the_runtime_with_a_handle() {
     use hyper::rt::Executor;
     let rt = brigade::Builder::new().worker_threads(1).build().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
-    let executor = BrigadeExecutor::from(rt.handle());
+    let executor = BrigadeExecutor::from(rt.handle().clone());
     assert!(executor.handle().is_some() && BrigadeExecutor::new().handle().is_none());
     executor.execute(async move {
-        let in_runtime = brigade::Handle::try_current().is_some();
+        let in_runtime = brigade::Handle::try_current().is_ok();
         tx.send(in_runtime).unwrap();
     });
     assert!(rx.recv_timeout(TEST_LIMIT).expect("task never ran"));

@@ -201,7 +201,7 @@ pub mod io;
 mod metrics;
 #[cfg(not(loom))]
 pub mod net;
-mod runtime;
+pub mod runtime;
 #[cfg(not(loom))]
 pub mod signal;
 pub mod task;

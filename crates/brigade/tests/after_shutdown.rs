@@ -53,7 +53,7 @@ fn a_sleep_registered_before_the_drop_completes_after_it() {
 fn a_sleep_created_after_the_drop_completes() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = runtime(1);
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         drop(rt);
         handle.block_on(async {
             sleep(AN_HOUR).await;
@@ -113,7 +113,7 @@ fn block_on_of_another_runtime_inside_a_task_panics_with_a_message() {
     with_timeout(TIMEOUT_SECS, || {
         let outer = runtime(1);
         let inner = runtime(1);
-        let inner_handle = inner.handle();
+        let inner_handle = inner.handle().clone();
         let joined = outer.block_on(bounded(outer.spawn(async move {
             inner_handle.block_on(async { 1 });
         })));

@@ -112,7 +112,7 @@ fn closures_run_inside_the_runtime_context() {
         let (name, spawned) = rt
             .block_on(rt.spawn_blocking(|| {
                 let name = thread::current().name().map(str::to_owned);
-                assert!(Handle::try_current().is_some());
+                assert!(Handle::try_current().is_ok());
                 // `brigade::spawn` works on a pool thread, and so does
                 // blocking on the handle (this is not a worker).
                 let handle = Handle::current();
@@ -236,7 +236,7 @@ fn many_blocking_closures_from_many_threads() {
         let counter = Arc::new(AtomicUsize::new(0));
         let spawners: Vec<_> = (0..THREADS)
             .map(|_| {
-                let handle = rt.handle();
+                let handle = rt.handle().clone();
                 let counter = counter.clone();
                 thread::spawn(move || {
                     let tasks: Vec<_> = (0..PER_THREAD)

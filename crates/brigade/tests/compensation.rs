@@ -506,7 +506,7 @@ fn a_runtime_dropped_on_a_spare_shuts_down() {
             let rt = rt.clone();
             let gate = gate.clone();
             std::thread::spawn(move || {
-                let handle = rt.lock().unwrap().as_ref().unwrap().handle();
+                let handle = rt.lock().unwrap().as_ref().unwrap().handle().clone();
                 handle.spawn(async move {
                     let runtime = rt.lock().unwrap().take();
                     gate.release();

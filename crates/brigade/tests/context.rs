@@ -28,25 +28,25 @@ fn handle_current_outside_a_runtime_panics_with_a_clear_message() {
     let message = expect_panic(Handle::current);
     assert!(message.contains(OUTSIDE), "{message}");
     assert!(message.contains("Handle::current"), "{message}");
-    assert!(Handle::try_current().is_none());
+    assert!(Handle::try_current().is_err());
 }
 
 #[test]
 fn the_context_is_set_in_block_on_and_in_tasks_and_restored_after() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = Builder::new().worker_threads(1).build().unwrap();
-        assert!(Handle::try_current().is_none());
+        assert!(Handle::try_current().is_err());
         let in_task = rt.block_on(async {
-            assert!(Handle::try_current().is_some());
+            assert!(Handle::try_current().is_ok());
             let current = Handle::current();
             assert_eq!(current.metrics().num_workers(), 1);
-            brigade::spawn(async { Handle::try_current().is_some() })
+            brigade::spawn(async { Handle::try_current().is_ok() })
                 .await
                 .unwrap()
         });
         assert!(in_task);
         // Leaving block_on restores "no runtime".
-        assert!(Handle::try_current().is_none());
+        assert!(Handle::try_current().is_err());
         let message = expect_panic(|| brigade::spawn(async {}));
         assert!(message.contains(OUTSIDE), "{message}");
     });
@@ -56,7 +56,7 @@ fn the_context_is_set_in_block_on_and_in_tasks_and_restored_after() {
 fn block_on_inside_a_task_panics_and_the_worker_survives() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = Builder::new().worker_threads(1).build().unwrap();
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         let task = rt.spawn(async move { handle.block_on(async { 1u32 }) });
         let error = rt.block_on(task).unwrap_err();
         assert!(error.is_panic());
@@ -78,7 +78,7 @@ fn nested_block_on_panics_and_leaves_the_outer_one_usable() {
         let message = expect_panic(|| rt.block_on(async { other.block_on(async {}) }));
         assert!(message.contains("block_on"), "{message}");
         // The unwinding restored the thread's context.
-        assert!(Handle::try_current().is_none());
+        assert!(Handle::try_current().is_err());
         assert_eq!(rt.block_on(async { 5 }), 5);
         assert_eq!(
             rt.block_on(async { brigade::spawn(async { 6 }).await.unwrap() }),

@@ -53,14 +53,14 @@ fn dropping_a_join_handle_detaches_the_task() {
 fn handle_spawn_works_from_a_plain_thread() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = runtime(2);
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         let task = thread::spawn(move || handle.spawn(async { 6 * 7 }))
             .join()
             .unwrap();
         assert_eq!(rt.block_on(task).unwrap(), 42);
 
         // Also awaiting it with the handle's own block_on on that thread.
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         let answer = thread::spawn(move || handle.block_on(handle.spawn(async { 7u8 })))
             .join()
             .unwrap();

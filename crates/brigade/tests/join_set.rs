@@ -124,7 +124,7 @@ fn try_join_next_returns_only_finished_tasks() {
         let mut set = JoinSet::new();
         assert!(set.try_join_next().is_none());
         let (gate, task) = gated("done");
-        set.spawn_on(task, &rt.handle());
+        set.spawn_on(task, rt.handle());
         assert!(set.try_join_next().is_none());
         assert_eq!(set.len(), 1);
         gate.send(());
@@ -166,7 +166,7 @@ fn abort_all_cancels_every_task_and_drops_its_future() {
         let (started_tx, started_rx) = mpsc::channel();
         let mut set = JoinSet::new();
         for flag in &dropped {
-            set.spawn_on(pending_with_flag(flag, &started_tx), &rt.handle());
+            set.spawn_on(pending_with_flag(flag, &started_tx), rt.handle());
         }
         recv_n(&started_rx, 3);
         assert!(!dropped.iter().any(|flag| flag.load(Ordering::SeqCst)));
@@ -192,7 +192,7 @@ fn dropping_the_set_cancels_its_tasks_and_drops_their_futures() {
         let (started_tx, started_rx) = mpsc::channel();
         let mut set = JoinSet::new();
         for flag in &dropped {
-            set.spawn_on(pending_with_flag(flag, &started_tx), &rt.handle());
+            set.spawn_on(pending_with_flag(flag, &started_tx), rt.handle());
         }
         recv_n(&started_rx, 3);
         drop(set);
@@ -218,7 +218,7 @@ fn detach_all_lets_the_tasks_run_to_completion() {
             gates.push(gate);
             set.spawn_on(
                 async move { done_tx.send(task.await).unwrap() },
-                &rt.handle(),
+                rt.handle(),
             );
         }
         set.detach_all();
@@ -285,9 +285,9 @@ fn join_all_resumes_a_task_panic_and_aborts_the_rest() {
         let dropped = flags(1);
         let (started_tx, started_rx) = mpsc::channel();
         let mut set = JoinSet::new();
-        set.spawn_on(pending_with_flag(&dropped[0], &started_tx), &rt.handle());
+        set.spawn_on(pending_with_flag(&dropped[0], &started_tx), rt.handle());
         recv_n(&started_rx, 1);
-        set.spawn_on(async { panic!("boom") }, &rt.handle());
+        set.spawn_on(async { panic!("boom") }, rt.handle());
         let message = expect_panic(|| rt.block_on(set.join_all()));
         assert_eq!(message, "boom");
         wait_until("the remaining task's future is dropped", || {
@@ -315,8 +315,8 @@ fn elastic_and_blocking_tasks_join_like_any_other() {
         assert_eq!(outputs, ["blocking", "elastic", "plain"]);
         // The `_on` variants work from a plain thread.
         let mut set = JoinSet::new();
-        set.spawn_on(async { 1 }, &rt.handle());
-        set.spawn_blocking_on(|| 2, &rt.handle());
+        set.spawn_on(async { 1 }, rt.handle());
+        set.spawn_blocking_on(|| 2, rt.handle());
         let mut outputs = rt.block_on(set.join_all());
         outputs.sort_unstable();
         assert_eq!(outputs, [1, 2]);
@@ -352,7 +352,7 @@ fn join_next_is_cancel_safe() {
         let rt = runtime(2);
         let mut set = JoinSet::new();
         let (gate, task) = gated(9u32);
-        set.spawn_on(task, &rt.handle());
+        set.spawn_on(task, rt.handle());
         {
             let mut join = Box::pin(set.join_next());
             assert!(poll_once(&mut join).is_pending());
@@ -393,7 +393,7 @@ fn a_set_that_outlives_its_runtime_yields_cancelled_errors() {
         let (started_tx, started_rx) = mpsc::channel();
         let mut set = JoinSet::new();
         for flag in &dropped[..3] {
-            set.spawn_on(pending_with_flag(flag, &started_tx), &rt.handle());
+            set.spawn_on(pending_with_flag(flag, &started_tx), rt.handle());
         }
         recv_n(&started_rx, 3);
         drop(rt);
@@ -407,7 +407,7 @@ fn a_set_that_outlives_its_runtime_yields_cancelled_errors() {
 
         // Dropping a set whose runtime is gone neither hangs nor panics.
         let rt = runtime(1);
-        set.spawn_on(pending_with_flag(&dropped[3], &started_tx), &rt.handle());
+        set.spawn_on(pending_with_flag(&dropped[3], &started_tx), rt.handle());
         recv_n(&started_rx, 1);
         drop(rt);
         drop(set);
@@ -471,7 +471,7 @@ fn spawn_locations_point_at_the_caller() {
         let stop = Arc::new(AtomicBool::new(false));
         let mut set = JoinSet::new();
         #[rustfmt::skip]
-        let spawn_on_line = { set.spawn_on(yield_loop(&stop), &rt.handle()); line!() };
+        let spawn_on_line = { set.spawn_on(yield_loop(&stop), rt.handle()); line!() };
         #[rustfmt::skip]
         let spawn_line = rt.block_on(async { set.spawn(yield_loop(&stop)); line!() });
         let metrics = rt.metrics();

@@ -63,7 +63,7 @@ fn tasks_spawned_from_many_external_threads_all_complete() {
         let barrier = Arc::new(std::sync::Barrier::new(THREADS as usize));
         let spawners: Vec<_> = (0..THREADS)
             .map(|t| {
-                let handle = rt.handle();
+                let handle = rt.handle().clone();
                 let ran = ran.clone();
                 let barrier = barrier.clone();
                 thread::spawn(move || {
@@ -278,7 +278,7 @@ fn join_handles_detached_before_shutdown_do_not_leak_futures() {
 fn spawning_on_a_handle_after_shutdown_cancels_the_task() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = Builder::new().worker_threads(1).build().unwrap();
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         drop(rt);
         let dropped = Arc::new(AtomicUsize::new(0));
         let guard = DropCounter(dropped.clone());
@@ -386,7 +386,7 @@ fn dropping_the_runtime_waits_for_a_running_blocking_closure() {
 fn the_runtime_can_be_dropped_from_one_of_its_own_tasks() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = Builder::new().worker_threads(2).build().unwrap();
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         let dropped = Arc::new(AtomicUsize::new(0));
         let guard = DropCounter(dropped.clone());
         let _pending = rt.spawn(async move {
@@ -472,7 +472,7 @@ fn aborts_racing_with_the_first_poll_all_cancel() {
 fn a_block_on_awaiting_a_pending_task_returns_when_the_runtime_is_dropped() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = Builder::new().worker_threads(2).build().unwrap();
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         let (started_tx, started_rx) = mpsc::channel();
         let task = rt.spawn(async move {
             started_tx.send(()).unwrap();
@@ -498,7 +498,7 @@ fn spawning_while_the_runtime_shuts_down_leaks_no_future() {
     with_timeout(TIMEOUT_SECS, || {
         for _ in 0..10 {
             let rt = Builder::new().worker_threads(2).build().unwrap();
-            let handle = rt.handle();
+            let handle = rt.handle().clone();
             let dropped = Arc::new(AtomicUsize::new(0));
             let stop = Arc::new(AtomicBool::new(false));
             let spawner = thread::spawn({

@@ -340,7 +340,7 @@ fn outside_wakes_leave_at_most_one_yield_queue_entry_per_task() {
                             brigade::yield_now().await;
                         }
                     },
-                    &rt.handle(),
+                    rt.handle(),
                 )
         };
         let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));

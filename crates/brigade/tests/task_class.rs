@@ -53,7 +53,7 @@ impl YieldLoop {
                     brigade::yield_now().await;
                 }
             },
-            &rt.handle(),
+            rt.handle(),
         )
     }
 
@@ -190,7 +190,7 @@ fn a_task_builder_spawns_outside_a_runtime_only_through_a_handle() {
     let handle = rt.handle();
     let answer = TaskBuilder::new()
         .class(TaskClass::Elastic)
-        .spawn_on(async { 6 * 7 }, &handle);
+        .spawn_on(async { 6 * 7 }, handle);
     assert_eq!(rt.block_on(answer).unwrap(), 42);
 }
 

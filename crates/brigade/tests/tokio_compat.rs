@@ -162,7 +162,7 @@ fn brigade_api_works_inside_tokio_spawned_tasks() {
         let rt = runtime();
         let (handle_seen, spawned, slept) = rt.block_on(async {
             tokio::spawn(async {
-                let handle_seen = brigade::Handle::try_current().is_some();
+                let handle_seen = brigade::Handle::try_current().is_ok();
                 let spawned = brigade::spawn(async { 6 * 7 }).await.unwrap();
                 brigade::time::sleep(Duration::from_millis(1)).await;
                 let listener = brigade::net::TcpListener::bind("127.0.0.1:0")

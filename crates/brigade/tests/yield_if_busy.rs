@@ -545,7 +545,7 @@ fn timers_fire_while_a_yield_if_busy_loop_runs_beside_idle_workers() {
                 brigade::spawn(brigade::yield_now()).await.unwrap();
             });
             let stop = Arc::new(AtomicBool::new(false));
-            let handle = rt.handle();
+            let handle = rt.handle().clone();
             let in_loop = stop.clone();
             // Spawned from outside: the injector's notification may wake
             // the worker that sleeps in the driver.

@@ -77,7 +77,7 @@ impl Background {
                     }
                 }
             },
-            &rt.handle(),
+            rt.handle(),
         )
     }
 
@@ -155,7 +155,7 @@ fn an_aborted_background_task_waiting_in_the_yield_queue_is_dropped_at_once() {
                     }
                 }
             },
-            &rt.handle(),
+            rt.handle(),
         );
         wait_until("the task waits in the yield queue", || {
             rt.metrics().yield_queue_depth() == 1
@@ -184,7 +184,7 @@ fn shutdown_drops_background_tasks_waiting_in_the_yield_queue() {
                     brigade::yield_now().await;
                 }
             },
-            &rt.handle(),
+            rt.handle(),
         );
         let if_busy_dropped = Arc::new(AtomicBool::new(false));
         let if_busy_guard = DropFlag(if_busy_dropped.clone());

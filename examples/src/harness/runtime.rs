@@ -43,7 +43,7 @@ impl Runtime {
     /// A handle to spawn onto the runtime from any thread.
     pub fn handle(&self) -> Handle {
         match self {
-            Runtime::Brigade(rt) => Handle::Brigade(rt.handle()),
+            Runtime::Brigade(rt) => Handle::Brigade(rt.handle().clone()),
             Runtime::Tokio(rt) => Handle::Tokio(rt.handle().clone()),
         }
     }

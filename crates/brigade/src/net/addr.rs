@@ -61,7 +61,7 @@ where
 pub(crate) async fn resolve(addr: &(impl ToSocketAddrs + ?Sized)) -> io::Result<Vec<SocketAddr>> {
     match addr.resolve() {
         Resolve::Ready(addrs) => Ok(addrs),
-        Resolve::Lookup(host) => match crate::runtime::Handle::try_current() {
+        Resolve::Lookup(host) => match crate::runtime::Handle::try_current().ok() {
             Some(handle) => handle
                 .spawn_blocking(move || {
                     std::net::ToSocketAddrs::to_socket_addrs(&host).map(Iterator::collect)

@@ -48,14 +48,14 @@ macro_rules! split_halves {
         }
 
         #[doc = concat!("The read half of a [`", stringify!($stream), "`], from [`",
-                            stringify!($stream), "::split`]: it borrows the stream.")]
+                                    stringify!($stream), "::split`]: it borrows the stream.")]
         ///
         /// It implements tokio's and `futures_io`'s `AsyncRead`.
         #[derive(Debug)]
         pub struct ReadHalf<'a>(&'a $stream);
 
         #[doc = concat!("The write half of a [`", stringify!($stream), "`], from [`",
-                            stringify!($stream), "::split`]: it borrows the stream.")]
+                                    stringify!($stream), "::split`]: it borrows the stream.")]
         ///
         /// It implements tokio's and `futures_io`'s `AsyncWrite`; shutting
         /// it down (`poll_shutdown`/`poll_close`) shuts the stream's write
@@ -64,7 +64,7 @@ macro_rules! split_halves {
         pub struct WriteHalf<'a>(&'a $stream);
 
         #[doc = concat!("The owned read half of a [`", stringify!($stream), "`], from [`",
-                            stringify!($stream), "::into_split`].")]
+                                    stringify!($stream), "::into_split`].")]
         ///
         /// It implements tokio's and `futures_io`'s `AsyncRead`. The socket
         /// closes when both halves are dropped.
@@ -74,7 +74,7 @@ macro_rules! split_halves {
         }
 
         #[doc = concat!("The owned write half of a [`", stringify!($stream), "`], from [`",
-                            stringify!($stream), "::into_split`].")]
+                                    stringify!($stream), "::into_split`].")]
         ///
         /// It implements tokio's and `futures_io`'s `AsyncWrite`. Dropping
         /// it shuts the write direction down (the peer reads end of

@@ -14,8 +14,10 @@
 //!   (then it exits). Counting claimed wake-ups separately from signals makes
 //!   spurious condvar wake-ups and timeouts that race with a push harmless.
 //! - Shutdown sets the flag, drops every queued task (cancelling it), wakes
-//!   every idle thread, then waits (up to a deadline) for `threads` to reach
-//!   zero; each thread decrements it as its last act. A shutdown that runs
+//!   every idle thread, then waits (up to a deadline) for `threads` and
+//!   `stopping` to reach zero: a thread leaving the pool moves itself from
+//!   the one to the other under the lock, and leaves `stopping` once its
+//!   stop hook (`thread_hooks.rs`) has run. A shutdown that runs
 //!   on one of the pool's own threads (a runtime dropped inside a
 //!   `spawn_blocking` closure) waits for the others only: that thread exits
 //!   once its closure returns.
@@ -51,6 +53,8 @@ pub(crate) struct BlockingPool {
 struct PoolState {
     queue: VecDeque<Runnable>,
     threads: usize,
+    /// Threads that left the pool and run their stop hook.
+    stopping: usize,
     idle: usize,
     wakeups: usize,
     shutdown: bool,
@@ -146,7 +150,13 @@ impl BlockingPool {
 
     fn thread_main(&self, handle: Handle) {
         POOL_OF_THIS_THREAD.with(|pool| pool.set(self));
-        context::run_blocking(handle, || self.serve())
+        let shared = handle.shared.clone();
+        context::run_blocking(handle, || {
+            super::thread_hooks::run_thread(&shared, || self.serve());
+        });
+        // The stop hook has run: shutdown may stop waiting for this thread.
+        lock(&self.state).stopping -= 1;
+        self.exited.notify_all();
     }
 
     /// A blocking-pool thread's loop: runs queued closures until shutdown,
@@ -187,9 +197,10 @@ impl BlockingPool {
                 break;
             }
         }
+        // Out of the pool (a push starts another thread), but shutdown
+        // still waits for this one's stop hook (`thread_main`).
         state.threads -= 1;
-        drop(state);
-        self.exited.notify_all();
+        state.stopping += 1;
     }
 
     /// Cancels queued tasks and waits for the threads to exit, until
@@ -205,8 +216,9 @@ impl BlockingPool {
         // A pool cannot wait for the thread that is shutting it down.
         let own = usize::from(POOL_OF_THIS_THREAD.with(|pool| std::ptr::eq(pool.get(), self)));
         let state = lock(&self.state);
-        let (_state, timed_out) =
-            wait_until(&self.exited, state, deadline, |state| state.threads <= own);
+        let (_state, timed_out) = wait_until(&self.exited, state, deadline, |state| {
+            state.threads + state.stopping <= own
+        });
         !timed_out
     }
 

@@ -44,6 +44,10 @@ pub struct Builder {
     pub(crate) tokio_compat: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat_threads: usize,
+    /// `new_current_thread`: one worker, whatever `worker_threads` says.
+    pub(crate) current_thread: bool,
+    /// `on_thread_start` / `on_thread_stop` (`thread_hooks.rs`).
+    pub(crate) thread_hooks: super::thread_hooks::ThreadHooks,
 }
 
 /// Default of [`Builder::latency_sample_every`]: one schedule in 64.
@@ -100,6 +104,8 @@ impl Builder {
             tokio_compat: true,
             #[cfg(feature = "tokio-compat")]
             tokio_compat_threads: 1,
+            current_thread: false,
+            thread_hooks: Default::default(),
         }
     }
 
@@ -461,6 +467,7 @@ impl Builder {
 
     fn resolved_worker_threads(&self) -> Result<usize, BuildError> {
         let count = match self.worker_threads {
+            _ if self.current_thread => 1,
             Some(count) => count,
             None => match std::env::var(WORKER_THREADS_ENV) {
                 Ok(value) => parse_worker_threads_env(&value)?,

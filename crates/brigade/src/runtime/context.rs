@@ -29,6 +29,9 @@
 //! - `POLL_WATCH`: this worker's long-poll watch, or null.
 //! - `HANDLE` (an owned clone) and `IN_BLOCK_ON`: the runtime
 //!   `brigade::spawn` uses, and whether `block_on` is running here.
+//!   `HANDLE` mirrors the innermost entry of the thread's stack of entered
+//!   runtimes (`enter.rs`), where scoped entries (`with_handle`) and
+//!   `Handle::enter`'s guards meet.
 //!
 //! A pointer read from a `Scoped` is either its `'static` default or a
 //! reference passed to a `set` whose frame is still on this thread's stack
@@ -248,7 +251,10 @@ pub(crate) fn with_current_task<R>(f: impl FnOnce(Option<(&TaskMeta, &Waker)>) -
 
 /// A clone of the current runtime's handle, if this thread is in one.
 pub(crate) fn try_current() -> Option<Handle> {
-    HANDLE.with(|handle| handle.borrow().clone())
+    HANDLE
+        .try_with(|handle| handle.borrow().clone())
+        .ok()
+        .flatten()
 }
 
 /// The current runtime's driver, if this thread is in a runtime: the one
@@ -280,26 +286,24 @@ pub(crate) fn outside_runtime(what: &str) -> ! {
     )
 }
 
-/// Makes `handle` current (and sets `IN_BLOCK_ON`) while `f` runs.
+/// Makes `handle` current (and sets `IN_BLOCK_ON`) while `f` runs: a
+/// scoped entry on the thread's stack of entered runtimes (`enter.rs`).
 fn with_handle<R>(handle: Handle, in_block_on: bool, f: impl FnOnce() -> R) -> R {
     struct Restore {
-        handle: Option<Handle>,
+        mark: Option<super::enter::Mark>,
         in_block_on: bool,
     }
     impl Drop for Restore {
         fn drop(&mut self) {
             IN_BLOCK_ON.with(|flag| flag.set(self.in_block_on));
-            let previous = self.handle.take();
-            // Dropped outside the borrow: a handle's drop may run arbitrary
-            // destructors of the runtime's shared state.
-            let current =
-                HANDLE.with(|handle| std::mem::replace(&mut *handle.borrow_mut(), previous));
-            drop(current);
+            if let Some(mark) = self.mark.take() {
+                super::enter::leave_scope(mark);
+            }
         }
     }
     let shared = handle.shared.clone();
     let _restore = Restore {
-        handle: HANDLE.with(|current| current.borrow_mut().replace(handle)),
+        mark: Some(super::enter::enter_scope(handle)),
         in_block_on: IN_BLOCK_ON.with(|flag| flag.replace(in_block_on)),
     };
     shared.enter_tokio_compat(f)
@@ -329,6 +333,19 @@ pub(crate) fn leave_compat_thread() {
 #[cfg(all(feature = "tokio-compat", not(loom)))]
 pub(crate) fn on_compat_thread() -> bool {
     IDLE_WORD.with(|word| std::ptr::eq(word.inner.get(), &COMPAT_THREAD))
+}
+
+/// Makes `handle` (or none) the current runtime; returns the one it
+/// replaces, for the caller to drop with no borrow held (`enter.rs` keeps
+/// this in step with the thread's stack of entered runtimes).
+pub(super) fn replace_current(handle: Option<Handle>) -> Option<Handle> {
+    HANDLE.with(|current| std::mem::replace(&mut *current.borrow_mut(), handle))
+}
+
+/// Runs `f` with `handle`'s runtime current, as on one of its blocking-pool
+/// threads (a thread hook: `thread_hooks.rs`).
+pub(crate) fn run_in_context<R>(handle: Handle, f: impl FnOnce() -> R) -> R {
+    with_handle(handle, false, f)
 }
 
 /// Runs the worker loop `f` with this thread made the worker running `core`.

@@ -1,23 +1,46 @@
-//! The runtime: its worker threads, its handle, `block_on` and shutdown.
+//! The runtime, under tokio's names: [`Runtime`], [`Builder`] (with
+//! [`Builder::new_multi_thread`] and [`Builder::new_current_thread`]),
+//! [`Handle`] and [`EnterGuard`], [`TryCurrentError`], [`BuildError`] and
+//! [`RuntimeMetrics`]. `brigade::Runtime`, `brigade::Builder` and
+//! `brigade::Handle` are the same types.
 //!
-//! ## Words
-//! - A worker thread **parks** when it blocks until woken: on its own
-//!   condvar or inside the driver's poll (`driver/park.rs`,
-//!   `Driver::park_in_poll`).
-//! - A worker **waits for work** when it found none: it counts itself idle,
-//!   re-checks every queue, parks, and counts itself back
-//!   (`Idle::wait_for_work`, `idle.rs`).
-//! - A task **steps aside** when it gives way to waiting work: to the back
-//!   of its worker's deque, or into the yield queue, where it **waits**
-//!   until a worker has nothing else to do (`yield_queue/`).
-//! - A busy worker's **epoch** bounds how often it does its expensive
-//!   checks (`src/epoch.rs`).
+//! # Examples
+//!
+//! A library that runs async code for blocking callers ports from tokio by
+//! renaming `tokio::runtime` to `brigade::runtime`:
+//!
+//! ```
+//! use brigade::runtime::{Builder, Runtime};
+//!
+//! fn blocking_client() -> std::io::Result<Runtime> {
+//!     Ok(Builder::new_multi_thread().worker_threads(2).enable_all().build()?)
+//! }
+//!
+//! let rt = blocking_client()?;
+//! assert_eq!(rt.block_on(async { rt.spawn(async { 1 + 1 }).await.unwrap() }), 2);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//
+// ## Words
+// - A worker thread **parks** when it blocks until woken: on its own
+//   condvar or inside the driver's poll (`driver/park.rs`,
+//   `Driver::park_in_poll`).
+// - A worker **waits for work** when it found none: it counts itself idle,
+//   re-checks every queue, parks, and counts itself back
+//   (`Idle::wait_for_work`, `idle.rs`).
+// - A task **steps aside** when it gives way to waiting work: to the back
+//   of its worker's deque, or into the yield queue, where it **waits**
+//   until a worker has nothing else to do (`yield_queue/`).
+// - A busy worker's **epoch** bounds how often it does its expensive
+//   checks (`src/epoch.rs`).
 
 pub(crate) mod attention;
 mod blocking;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
+mod enter;
+mod flavor;
 pub(crate) mod idle;
 mod metrics;
 #[cfg(not(loom))]
@@ -27,6 +50,7 @@ mod shutdown;
 mod start;
 mod task_host;
 pub(crate) mod thread_cpu;
+mod thread_hooks;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
 pub(crate) mod worker;
@@ -46,10 +70,11 @@ pub use builder::{
     BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
     DEFAULT_MAX_YIELD_DELAY, WORKER_THREADS_ENV,
 };
+pub use enter::{EnterGuard, TryCurrentError};
 pub(crate) use shared::Shared;
 // `worker.rs` names the spare threads `super::spare` (`block_in_place`).
 
-use crate::metrics::RuntimeMetrics;
+pub use crate::metrics::RuntimeMetrics;
 use crate::sync::thread::{self, Thread};
 use crate::task::{JoinHandle, TaskClass};
 use shutdown::WorkerThreads;
@@ -93,7 +118,7 @@ pub struct Runtime {
 ///
 /// ```
 /// let rt = brigade::Runtime::new()?;
-/// let handle = rt.handle();
+/// let handle = rt.handle().clone();
 /// let from_thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 7 })))
 ///     .join()
 ///     .unwrap();
@@ -124,13 +149,13 @@ impl Runtime {
         Ok(Builder::new().build()?)
     }
 
-    /// A handle to this runtime.
-    pub fn handle(&self) -> Handle {
-        self.handle.clone()
+    /// A handle to this runtime (tokio's signature: clone it to keep one).
+    pub fn handle(&self) -> &Handle {
+        &self.handle
     }
 
     /// Runs `future` to completion on the calling thread, while the workers
-    /// run spawned tasks. Inside it, [`spawn`](crate::spawn) spawns onto this
+    /// run spawned tasks. Inside it, [`spawn`] spawns onto this
     /// runtime.
     ///
     /// # Panics
@@ -156,7 +181,7 @@ impl Runtime {
         self.handle.block_on(future)
     }
 
-    /// Spawns a task on this runtime. See [`spawn`](crate::spawn).
+    /// Spawns a task on this runtime. See [`spawn`].
     ///
     /// Unlike [`brigade::spawn`](crate::spawn) it works from any thread,
     /// outside the runtime too.
@@ -179,7 +204,7 @@ impl Runtime {
         self.handle.spawn(future)
     }
 
-    /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
+    /// Spawns an elastic task on this runtime. See [`spawn_elastic`].
     ///
     /// # Examples
     ///
@@ -207,7 +232,7 @@ impl Runtime {
     }
 
     /// Runs a blocking closure on the blocking pool. See
-    /// [`spawn_blocking`](crate::spawn_blocking).
+    /// [`spawn_blocking`].
     #[track_caller]
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
@@ -254,6 +279,28 @@ impl Runtime {
         self.shutdown(Some(Instant::now() + timeout));
     }
 
+    /// Shuts the runtime down without waiting for its threads: like
+    /// [`shutdown_timeout`](Self::shutdown_timeout) with a zero timeout.
+    /// Every task not running is dropped here; worker threads in a poll and
+    /// running `spawn_blocking` closures finish it on their own. Unlike
+    /// dropping the runtime, it never waits for a poll, so it may be called
+    /// from async code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::runtime::Builder::new_current_thread().build()?;
+    /// let pending = rt.spawn(std::future::pending::<()>());
+    /// rt.shutdown_background();
+    /// // The task was dropped with the runtime.
+    /// let error = futures_lite::future::block_on(pending).unwrap_err();
+    /// assert!(error.is_cancelled());
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn shutdown_background(self) {
+        self.shutdown_timeout(Duration::ZERO);
+    }
+
     /// The shutdown sequence: see `shutdown.rs`.
     fn shutdown(&mut self, deadline: Option<Instant>) {
         if let Some(threads) = self.workers.take() {
@@ -297,7 +344,7 @@ impl Handle {
     ///         .unwrap()
     /// });
     /// assert_eq!(answer.unwrap(), 42);
-    /// assert!(brigade::Handle::try_current().is_none()); // outside again
+    /// assert!(brigade::Handle::try_current().is_err()); // outside again
     /// # Ok::<(), std::io::Error>(())
     /// ```
     #[track_caller]
@@ -305,12 +352,7 @@ impl Handle {
         context::with_current("brigade::Handle::current", Handle::clone)
     }
 
-    /// The handle of the runtime this thread is in, if any.
-    pub fn try_current() -> Option<Handle> {
-        context::try_current()
-    }
-
-    /// Spawns a task on this runtime. See [`spawn`](crate::spawn).
+    /// Spawns a task on this runtime. See [`spawn`].
     #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
@@ -321,7 +363,7 @@ impl Handle {
             .spawn(future, Location::caller(), TaskClass::Auto)
     }
 
-    /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
+    /// Spawns an elastic task on this runtime. See [`spawn_elastic`].
     #[track_caller]
     pub fn spawn_elastic<F>(&self, future: F) -> JoinHandle<F::Output>
     where
@@ -333,7 +375,7 @@ impl Handle {
     }
 
     /// Runs a blocking closure on the blocking pool. See
-    /// [`spawn_blocking`](crate::spawn_blocking).
+    /// [`spawn_blocking`].
     #[track_caller]
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where

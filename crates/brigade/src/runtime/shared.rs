@@ -93,6 +93,8 @@ pub(crate) struct SchedulerConfig {
     /// Name and stack size of worker threads, spares included.
     pub(crate) thread_name: String,
     pub(crate) thread_stack_size: Option<usize>,
+    /// Run on every worker, spare and blocking-pool thread (`thread_hooks.rs`).
+    pub(crate) thread_hooks: super::thread_hooks::ThreadHooks,
 }
 
 impl Shared {

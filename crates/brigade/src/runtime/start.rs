@@ -174,6 +174,7 @@ fn scheduler_config(builder: &Builder) -> SchedulerConfig {
         max_yield_delay: builder.max_yield_delay,
         thread_name: builder.thread_name.clone(),
         thread_stack_size: builder.thread_stack_size,
+        thread_hooks: builder.thread_hooks.clone(),
     }
 }
 
@@ -192,6 +193,7 @@ fn spawn_worker(
     }
     thread.spawn(move || {
         let _exit = exit_signal;
-        drop(Core::new(index, shared, local).run());
+        let hooks_of = shared.clone();
+        super::thread_hooks::run_thread(&hooks_of, || drop(Core::new(index, shared, local).run()));
     })
 }

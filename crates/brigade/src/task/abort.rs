@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use super::TaskMeta;
 use super::task_ref::TaskRef;
+use super::{Id, TaskMeta};
 
 /// An owned permission to cancel a task, without awaiting its output: what
 /// [`JoinHandle::abort_handle`](crate::JoinHandle::abort_handle) and
@@ -29,6 +29,8 @@ use super::task_ref::TaskRef;
 /// ```
 #[derive(Clone)]
 pub struct AbortHandle {
+    /// Kept apart from `task`, which may be gone.
+    id: Id,
     /// `None` once the task was known to be gone when the handle was made.
     task: Option<TaskRef>,
 }
@@ -36,8 +38,14 @@ pub struct AbortHandle {
 impl AbortHandle {
     /// A handle to `task` (its waker is never woken: it only keeps the
     /// header alive); `None`: the task is gone.
-    pub(crate) fn new(task: Option<TaskRef>) -> Self {
-        AbortHandle { task }
+    pub(crate) fn new(id: Id, task: Option<TaskRef>) -> Self {
+        AbortHandle { id, task }
+    }
+
+    /// The task's [`Id`], as [`JoinHandle::id`](crate::JoinHandle::id)
+    /// returns it.
+    pub fn id(&self) -> Id {
+        self.id
     }
 
     fn meta(&self) -> Option<&TaskMeta> {
@@ -62,7 +70,7 @@ impl AbortHandle {
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AbortHandle")
-            .field("task", &self.meta().map(TaskMeta::id))
+            .field("id", &self.id)
             .field("finished", &self.is_finished())
             .finish()
     }

@@ -32,7 +32,7 @@ use crate::runtime::{Handle, context};
 ///             }
 ///             "done"
 ///         },
-///         &handle,
+///         handle,
 ///     );
 /// assert_eq!(rt.block_on(reply).unwrap(), "done");
 /// # Ok::<(), std::io::Error>(())

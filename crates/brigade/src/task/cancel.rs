@@ -219,7 +219,7 @@ mod tests {
             assert!(elastic.await.unwrap_err().is_cancelled());
             assert_eq!(holds(), 0);
         });
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         drop(rt);
         assert_eq!(holds(), 1, "shutdown's own hold");
         let late = handle.spawn(std::future::pending::<()>());

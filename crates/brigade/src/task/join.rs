@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 use async_task::FallibleTask;
 
 use super::task_ref::{SharedPtr, TaskRef};
-use super::{AbortHandle, Panic, TaskMeta};
+use super::{AbortHandle, Id, Panic, TaskMeta};
 
 /// An owned permission to await a spawned task's output, or to abort it.
 ///
@@ -89,7 +89,7 @@ impl<T> JoinHandle<T> {
         };
         // Both wakers are the task's own: the registry's and the blocking
         // task's come from its `Runnable`.
-        AbortHandle::new(waker.map(|waker| TaskRef::new(meta, waker)))
+        AbortHandle::new(self.id(), waker.map(|waker| TaskRef::new(meta, waker)))
     }
 
     fn meta(&self) -> &TaskMeta {
@@ -133,6 +133,12 @@ impl<T> JoinHandle<T> {
     /// been cancelled).
     pub fn is_finished(&self) -> bool {
         self.task.as_ref().is_none_or(FallibleTask::is_finished)
+    }
+
+    /// The task's [`Id`]: the same as [`task::id`](super::id) returns
+    /// inside it.
+    pub fn id(&self) -> Id {
+        Id::from_raw(self.meta().id())
     }
 }
 
@@ -228,6 +234,11 @@ impl JoinError {
             task_id,
             repr: Repr::Panic(SyncPanic::new(payload), message),
         }
+    }
+
+    /// The [`Id`] of the task that failed.
+    pub fn id(&self) -> Id {
+        Id::from_raw(self.task_id)
     }
 
     /// The task was cancelled: aborted, or dropped by runtime shutdown.

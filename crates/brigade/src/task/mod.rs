@@ -1,5 +1,13 @@
 //! Tasks: [`JoinHandle`], [`AbortHandle`], [`JoinError`], [`JoinSet`], [`block_in_place`],
-//! and spawning with options: [`Builder`] and [`TaskClass`].
+//! spawning with options: [`Builder`] and [`TaskClass`]; task ids ([`Id`],
+//! [`id`]); and `!Send` tasks: [`LocalSet`] and [`spawn_local`].
+//!
+//! # Task-local values
+//! tokio's `task_local!` works in brigade tasks unchanged: it is a future
+//! wrapper that sets its value around each poll of the future it scopes, so
+//! it needs nothing from the executor. As under tokio, a value is set only
+//! inside the future given to `scope`, and a task spawned from there does
+//! not inherit it (`crates/brigade/tests/task_local.rs` checks both).
 //
 // Inside the crate: the per-task scheduler state, spawning, and the
 // handles users get. A task is an `async-task` allocation holding the future (wrapped in a
@@ -15,8 +23,11 @@ mod cancel;
 pub(crate) mod class;
 pub(crate) mod harness;
 pub(crate) mod host;
+mod id;
 mod join;
 mod join_set;
+#[cfg(not(loom))]
+mod local;
 pub(crate) mod registry;
 pub(crate) mod task_ref;
 
@@ -28,8 +39,14 @@ pub use abort::AbortHandle;
 pub use block_in_place::block_in_place;
 pub use builder::Builder;
 pub use class::TaskClass;
+pub use id::{Id, id, try_id};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
+// tokio's paths: `tokio::task::{spawn, spawn_blocking, yield_now}`.
+pub use crate::coop::yield_now;
+pub use crate::runtime::{spawn, spawn_blocking};
+#[cfg(not(loom))]
+pub use local::{LocalSet, RunUntil, spawn_local};
 
 use crate::admission::ElasticState;
 use crate::yield_queue::YieldState;

@@ -173,7 +173,7 @@ impl Run {
             settings.push_str(".latency_sample_every(1)");
         }
         let rt = builder.build().expect("building the runtime");
-        let handle = rt.handle();
+        let handle = rt.handle().clone();
         let run = Run {
             seed,
             cfg,
@@ -325,7 +325,7 @@ impl Run {
                     .unwrap_or_else(|error| self.fail(format!("a task that spawns: {error}")))
             }
             _ => {
-                let handle = self.rt().handle();
+                let handle = self.rt().handle().clone();
                 thread::spawn(move || {
                     if elastic {
                         handle.spawn_elastic(future)
@@ -354,7 +354,7 @@ impl Run {
         match via {
             0 => self.rt().spawn_blocking(f),
             1 => {
-                let handle = self.rt().handle();
+                let handle = self.rt().handle().clone();
                 thread::spawn(move || handle.spawn_blocking(f))
                     .join()
                     .expect("the spawning thread panicked")
@@ -504,7 +504,7 @@ impl Run {
                 }
             }
             _ => {
-                let rt_handle = self.rt().handle();
+                let rt_handle = self.rt().handle().clone();
                 let (sender, receiver) = mpsc::channel();
                 thread::spawn(move || {
                     let result = rt_handle.block_on(wall_timeout(wait, &mut handle));
@@ -575,7 +575,7 @@ impl Run {
         let index = self.rng.index(self.tasks.len());
         let task = self.tasks.swap_remove(index);
         self.log(format!("  {} awaited by a foreign thread", task.name));
-        let rt_handle = self.rt().handle();
+        let rt_handle = self.rt().handle().clone();
         let (sender, receiver) = mpsc::channel();
         let handle = task.handle;
         thread::spawn(move || {

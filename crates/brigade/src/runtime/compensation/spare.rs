@@ -344,7 +344,7 @@ fn spawn(
 
 /// A spare thread's body: serve, rest, serve again, until the keep-alive
 /// runs out or the runtime shuts down.
-fn run(shared: Arc<Shared>, slot: usize, mut local: LocalQueue<Runnable>) {
+fn run(shared: Arc<Shared>, slot: usize, local: LocalQueue<Runnable>) {
     struct Exited<'a>(&'a Shared);
     impl Drop for Exited<'_> {
         fn drop(&mut self) {
@@ -352,6 +352,12 @@ fn run(shared: Arc<Shared>, slot: usize, mut local: LocalQueue<Runnable>) {
         }
     }
     let _exited = Exited(&shared);
+    // Between the thread hooks, so that shutdown waits for the stop hook.
+    crate::runtime::thread_hooks::run_thread(&shared, || serve(&shared, slot, local));
+}
+
+/// [`run`]'s loop, between the thread hooks.
+fn serve(shared: &Arc<Shared>, slot: usize, mut local: LocalQueue<Runnable>) {
     loop {
         local = Core::new(slot, shared.clone(), local).run();
         if shared.is_shutdown() {
