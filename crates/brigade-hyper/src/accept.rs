@@ -45,17 +45,18 @@ pub const MAX_PAUSE: Duration = Duration::from_millis(100);
 ///
 /// ```
 /// use brigade::net::{TcpListener, TcpStream};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
 ///
 /// let rt = brigade::Runtime::new()?;
 /// rt.block_on(async {
 ///     let listener = TcpListener::bind("127.0.0.1:0").await?;
 ///     let addr = listener.local_addr()?;
 ///     brigade::spawn(async move {
-///         while let Ok((stream, _peer)) = brigade_hyper::accept(&listener).await {
+///         while let Ok((mut stream, _peer)) = brigade_hyper::accept(&listener).await {
 ///             brigade::spawn(async move { stream.write_all(b"hi").await });
 ///         }
 ///     });
-///     let client = TcpStream::connect(addr).await?;
+///     let mut client = TcpStream::connect(addr).await?;
 ///     let mut greeting = [0u8; 2];
 ///     client.read_exact(&mut greeting).await?;
 ///     assert_eq!(&greeting, b"hi");
