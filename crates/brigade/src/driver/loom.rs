@@ -15,6 +15,7 @@
 use std::io;
 use std::time::Duration;
 
+use super::clock::Clock;
 use super::park::Parker;
 use super::{PollPark, UnservedProbe, Watch};
 use crate::sync::{AtomicUsize, Condvar, Mutex, Ordering, lock, wait};
@@ -33,6 +34,9 @@ pub(crate) struct Driver {
     harvests: AtomicUsize,
     /// Events harvested so far.
     harvested: AtomicUsize,
+    /// The clock, for its holds (`block_on`, `spawn_blocking`); a model
+    /// has no timers, so nothing reads its time.
+    clock: Clock,
 }
 
 #[derive(Default)]
@@ -52,6 +56,7 @@ impl Driver {
             changed: Condvar::new(),
             harvests: AtomicUsize::new(0),
             harvested: AtomicUsize::new(0),
+            clock: Clock::new(std::time::Instant::now()),
         })
     }
 
@@ -119,6 +124,12 @@ impl Driver {
         PollPark::Parked
     }
 
+    /// The paused clock's park (`poll.rs`): a model's clock never pauses,
+    /// so it is the plain park.
+    pub(crate) fn park_paused(&self, parker: &Parker, _may_advance: impl Fn() -> bool) -> PollPark {
+        self.park_in_poll(parker)
+    }
+
     /// The busy worker's check that the watcher serves (`poll.rs`).
     pub(crate) fn harvest_if_unserved(&self, probe: &UnservedProbe, epoch: u64) -> usize {
         let harvests = self.harvests.load(Ordering::Relaxed) as u64;
@@ -150,6 +161,19 @@ impl Driver {
     pub(crate) fn unpark_watcher(&self) {
         lock(&self.waiting).unparked = true;
         self.changed.notify_all();
+    }
+
+    /// The runtime's clock.
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Releases a hold on the clock (`driver/clock.rs`), waking the
+    /// watcher if it was the last one of a paused clock.
+    pub(crate) fn release_hold(&self) {
+        if self.clock.release_hold() {
+            self.unpark_watcher();
+        }
     }
 
     /// When the next timer is due: there are none.

@@ -12,7 +12,11 @@
 //!   spurious condvar wake-ups and timeouts that race with a push harmless.
 //! - Shutdown sets the flag, drops every queued task (cancelling it), wakes
 //!   every idle thread, then waits (up to a deadline) for `threads` to reach
-//!   zero; each thread decrements it as its last act. A shutdown that runs
+//!   zero; each thread decrements it as its last act.
+//! - Each queued task holds the runtime's clock (`driver/clock.rs`) from
+//!   its push until its closure returned, and so its `JoinHandle`'s waker
+//!   was woken, or until it is dropped unrun: a paused clock does not
+//!   auto-advance meanwhile (`runtime/auto_advance.rs`). A shutdown that runs
 //!   on one of the pool's own threads (a runtime dropped inside a
 //!   `spawn_blocking` closure) waits for the others only: that thread exits
 //!   once its closure returns.
@@ -23,6 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Handle, Shared, context};
+use crate::driver::Driver;
 use crate::sync::{Condvar, Mutex, lock, wait_timeout, wait_until};
 use crate::task::Runnable;
 
@@ -42,6 +47,8 @@ pub(crate) struct BlockingPool {
     keep_alive: Duration,
     thread_name: String,
     stack_size: Option<usize>,
+    /// For the clock's holds.
+    driver: Arc<Driver>,
 }
 
 #[derive(Default)]
@@ -59,6 +66,7 @@ impl BlockingPool {
         keep_alive: Duration,
         thread_name: String,
         stack_size: Option<usize>,
+        driver: Arc<Driver>,
     ) -> Self {
         BlockingPool {
             state: Mutex::new(PoolState::default()),
@@ -68,6 +76,7 @@ impl BlockingPool {
             keep_alive,
             thread_name,
             stack_size,
+            driver,
         }
     }
 
@@ -79,6 +88,7 @@ impl BlockingPool {
             drop(runnable);
             return;
         }
+        self.driver.clock().acquire_hold();
         state.queue.push_back(runnable);
         if state.idle > 0 {
             state.idle -= 1;
@@ -125,7 +135,10 @@ impl BlockingPool {
                 // harness catches panics from the closure and its destructor.
                 if !runnable.metadata().is_cancelled() {
                     runnable.run();
+                } else {
+                    drop(runnable);
                 }
+                self.driver.release_hold();
                 state = lock(&self.state);
                 continue;
             }
@@ -166,7 +179,9 @@ impl BlockingPool {
             std::mem::take(&mut state.queue)
         };
         self.work.notify_all();
+        let dropped = queued.len();
         drop(queued);
+        (0..dropped).for_each(|_| self.driver.release_hold());
         // A pool cannot wait for the thread that is shutting it down.
         let own = usize::from(POOL_OF_THIS_THREAD.with(|pool| std::ptr::eq(pool.get(), self)));
         let state = lock(&self.state);
