@@ -120,7 +120,8 @@ impl Future for BrigadeSleep {
                 if Instant::now() >= this.deadline {
                     return Poll::Ready(());
                 }
-                this.inner.insert(brigade::time::sleep_until(this.deadline.into()))
+                this.inner
+                    .insert(brigade::time::sleep_until(this.deadline.into()))
             }
         };
         Pin::new(inner).poll(cx)

@@ -144,7 +144,11 @@ fn parse_argument(kind: Kind, meta: &Meta, config: &mut Config) -> syn::Result<(
     }
 }
 
-fn set_once<T>(slot: &mut Option<T>, value: T, duplicate: impl FnOnce() -> Error) -> syn::Result<()> {
+fn set_once<T>(
+    slot: &mut Option<T>,
+    value: T,
+    duplicate: impl FnOnce() -> Error,
+) -> syn::Result<()> {
     if slot.is_some() {
         return Err(duplicate());
     }
@@ -233,9 +237,9 @@ fn crate_path(value: &Expr) -> syn::Result<syn::Path> {
     let expected = "`crate` must be a string literal holding the path brigade is known by, \
                     like `crate = \"brigade\"` or `crate = \"my_deps::brigade\"`";
     match literal(value) {
-        Some(Lit::Str(string)) => string.parse::<syn::Path>().map_err(|error| {
-            Error::new_spanned(string, format!("{expected}: {error}"))
-        }),
+        Some(Lit::Str(string)) => string
+            .parse::<syn::Path>()
+            .map_err(|error| Error::new_spanned(string, format!("{expected}: {error}"))),
         _ => Err(Error::new_spanned(value, expected)),
     }
 }

@@ -36,7 +36,11 @@ async fn multi_thread_has_the_builders_default() {
     assert_eq!(workers(), expected);
 }
 
-#[brigade::test(crate = "crate::renamed::runtime", flavor = "multi_thread", worker_threads = 2)]
+#[brigade::test(
+    crate = "crate::renamed::runtime",
+    flavor = "multi_thread",
+    worker_threads = 2
+)]
 async fn crate_names_brigade_by_another_path() {
     assert_eq!(workers(), 2);
 }

@@ -300,7 +300,10 @@ fn misuse_panics_with_what_to_do() {
     );
     assert!(expect_panic(time::resume).contains("outside of a brigade runtime"));
     let advance = expect_panic(|| common::local_block_on(time::advance(Duration::from_secs(1))));
-    assert!(advance.contains("outside of a brigade runtime"), "{advance}");
+    assert!(
+        advance.contains("outside of a brigade runtime"),
+        "{advance}"
+    );
     let runtime = brigade::Builder::new().worker_threads(1).build().unwrap();
     let not_paused = expect_panic(|| runtime.block_on(time::advance(Duration::from_secs(1))));
     assert!(not_paused.contains("pause it first"), "{not_paused}");

@@ -250,6 +250,7 @@ pub(crate) fn current_driver() -> Option<Arc<Driver>> {
 
 /// The current runtime's clock time (`driver/clock.rs`), if this thread
 /// is in a runtime; no reference count is touched.
+#[cfg(not(loom))]
 pub(crate) fn clock_now() -> Option<std::time::Instant> {
     HANDLE.with(|handle| {
         let handle = handle.borrow();

@@ -104,7 +104,11 @@ impl Future for Sleep {
             self.elapsed = true;
             return Poll::Ready(());
         }
-        match self.driver.time.register(self.deadline.into_std(), cx.waker()) {
+        match self
+            .driver
+            .time
+            .register(self.deadline.into_std(), cx.waker())
+        {
             Registered::Expired => {
                 self.elapsed = true;
                 Poll::Ready(())
