@@ -104,7 +104,7 @@ impl BrigadeSleep {
     pub fn reset(&mut self, deadline: Instant) {
         self.deadline = deadline;
         if let Some(inner) = &mut self.inner {
-            inner.reset(deadline);
+            inner.reset(deadline.into());
         }
     }
 }
@@ -120,7 +120,8 @@ impl Future for BrigadeSleep {
                 if Instant::now() >= this.deadline {
                     return Poll::Ready(());
                 }
-                this.inner.insert(brigade::time::sleep_until(this.deadline))
+                this.inner
+                    .insert(brigade::time::sleep_until(this.deadline.into()))
             }
         };
         Pin::new(inner).poll(cx)

@@ -32,33 +32,62 @@
 //!
 //! # Arguments
 //!
+//! tokio's, so that `#[tokio::main(...)]` and `#[tokio::test(...)]` port by
+//! renaming:
+//!
+//! - `flavor = "current_thread"`: a runtime with one worker thread (the
+//!   body still runs on the calling thread, with `block_on`, and spawned
+//!   tasks on that one worker). `flavor = "multi_thread"`: `worker_threads`
+//!   workers, or the builder's default.
 //! - `worker_threads = N`: the number of worker threads, a positive integer
-//!   literal (see `brigade::Builder::worker_threads`). Without it the runtime
-//!   has the builder's default: `BRIGADE_WORKER_THREADS` if set, else one
-//!   worker per available CPU.
+//!   literal (see `brigade::Builder::worker_threads`). It implies
+//!   `multi_thread`, and is an error with `flavor = "current_thread"`.
+//! - `start_paused = true`: the runtime's clock starts paused
+//!   (`brigade::Builder::start_paused`), with any flavor: brigade's paused
+//!   time works on several workers, where tokio's needs `current_thread`.
+//! - `crate = "path"`: the path the expansion names brigade by, for a crate
+//!   that depends on it under another name or re-exports it.
+//!
+//! Without `flavor` or `worker_threads`, `#[brigade::test]` uses one worker,
+//! as tokio's default `current_thread` test does, so a ported test keeps the
+//! concurrency it was written for; `#[brigade::main]` uses the builder's
+//! default, `BRIGADE_WORKER_THREADS` if set, else one worker per available
+//! CPU, as tokio's default `multi_thread` main does.
 //!
 //! # Compile errors
 //!
 //! The attributes reject, with an error pointing at the culprit: a function
 //! that is not `async`, a function with parameters or generic parameters,
-//! an item that is not a function, an unknown or repeated argument, a
-//! `worker_threads` that is not a positive integer literal, and (for
-//! `#[brigade::test]`) a function that already has a `#[test]` attribute.
+//! an item that is not a function, an unknown or repeated argument, an
+//! argument without its value or with a value of the wrong kind (a
+//! `flavor` other than the two, a `worker_threads` that is not a positive
+//! integer literal, a `start_paused` that is not `true` or `false`, a
+//! `crate` that is not a string holding a path), `worker_threads` with
+//! `flavor = "current_thread"`, and (for `#[brigade::test]`) a function that
+//! already has a `#[test]` attribute.
 //!
 //! [brigade]: https://github.com/brigade-rs/brigade
 #![warn(missing_docs)]
 
+mod args;
+
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{ToTokens, quote, quote_spanned};
-use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
-use syn::{Attribute, Error, Expr, Item, ItemFn, Lit, LitInt, Meta, ReturnType, Token, Type};
+use syn::{Attribute, Error, Item, ItemFn, ReturnType, Type};
+
+use args::{Config, parse_arguments};
 
 /// # Arguments
 ///
-/// - `worker_threads = N` (optional): the number of worker threads, a
-///   positive integer literal, passed to `brigade::Builder::worker_threads`.
+/// All optional (the crate docs have the details):
+/// - `flavor = "current_thread"` (one worker) or `flavor = "multi_thread"`
+///   (the default here);
+/// - `worker_threads = N`: the number of worker threads, a positive
+///   integer literal, passed to `brigade::Builder::worker_threads`; without
+///   it, the builder's default (`BRIGADE_WORKER_THREADS`, else one per CPU);
+/// - `start_paused = true`: start with the clock paused;
+/// - `crate = "path"`: the path brigade is known by.
 ///
 /// # Expansion
 ///
@@ -76,9 +105,9 @@ use syn::{Attribute, Error, Expr, Item, ItemFn, Lit, LitInt, Meta, ReturnType, T
 /// # Compile errors
 ///
 /// A function that is not `async`, has parameters, generic parameters or a
-/// `where` clause; an item that is not a function; an argument other than
-/// `worker_threads`, or given twice; a `worker_threads` that is not a
-/// positive integer literal.
+/// `where` clause; an item that is not a function; an unknown argument, one
+/// given twice, or one with a value of the wrong kind; `worker_threads`
+/// with `flavor = "current_thread"`.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(Kind::Main, args.into(), item.into()).into()
@@ -86,7 +115,13 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// # Arguments
 ///
-/// - `worker_threads = N` (optional): as for [`macro@main`].
+/// Those of [`macro@main`], with one difference: without `flavor` or
+/// `worker_threads`, the test's runtime has **one worker**
+/// (`flavor = "current_thread"`), as tokio's default test has, so a test
+/// ported from `#[tokio::test]` keeps the concurrency it was written for.
+/// Ask for more with `worker_threads = N` (which implies `multi_thread`) or
+/// `flavor = "multi_thread"` (one worker per CPU). `start_paused = true`
+/// works with any number of workers.
 ///
 /// # Expansion
 ///
@@ -119,16 +154,6 @@ impl Kind {
             Kind::Test => "#[brigade::test]",
         }
     }
-}
-
-/// The accepted arguments, as listed in messages.
-const ACCEPTED_ARGUMENTS: &str = "`worker_threads = N`";
-
-/// The settings given as arguments of the attribute.
-#[derive(Default)]
-struct Config {
-    /// `worker_threads = N`: the count and the span of its literal.
-    worker_threads: Option<(usize, Span)>,
 }
 
 /// Collects every error found, so that one compile shows them all.
@@ -185,135 +210,6 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
     let mut tokens = expanded;
     tokens.extend(errors.to_compile_error());
     tokens
-}
-
-/// Parses `worker_threads = N` (the only argument), reporting anything else.
-fn parse_arguments(kind: Kind, args: TokenStream2, errors: &mut Errors) -> Config {
-    let mut config = Config::default();
-    if args.is_empty() {
-        return config;
-    }
-    let parser = Punctuated::<Meta, Token![,]>::parse_terminated;
-    let metas = match syn::parse::Parser::parse2(parser, args) {
-        Ok(metas) => metas,
-        Err(error) => {
-            errors.push(Error::new(
-                error.span(),
-                format!(
-                    "malformed {} arguments ({error}); the accepted arguments are: \
-                     {ACCEPTED_ARGUMENTS}",
-                    kind.attribute()
-                ),
-            ));
-            return config;
-        }
-    };
-    for meta in metas {
-        let path = meta.path();
-        if !path.is_ident("worker_threads") {
-            errors.push(unknown_argument(kind, path));
-            continue;
-        }
-        let value = match &meta {
-            Meta::NameValue(name_value) => &name_value.value,
-            Meta::Path(_) | Meta::List(_) => {
-                errors.push(Error::new_spanned(
-                    &meta,
-                    "`worker_threads` needs a value: write `worker_threads = N`, \
-                     where N is a positive integer literal",
-                ));
-                continue;
-            }
-        };
-        let count = match worker_threads(value) {
-            Ok(count) => count,
-            Err(error) => {
-                errors.push(error);
-                continue;
-            }
-        };
-        if config.worker_threads.is_some() {
-            errors.push(Error::new_spanned(
-                path,
-                "duplicate `worker_threads` argument: give it only once",
-            ));
-            continue;
-        }
-        config.worker_threads = Some((count, value.span()));
-    }
-    config
-}
-
-fn unknown_argument(kind: Kind, path: &syn::Path) -> Error {
-    let name = path
-        .to_token_stream()
-        .to_string()
-        .replace(char::is_whitespace, "");
-    let hint = match name.as_str() {
-        "flavor" => {
-            "; brigade has a single, multi-threaded runtime flavor \
-             (use `worker_threads = 1` for one worker)"
-        }
-        _ => "",
-    };
-    Error::new_spanned(
-        path,
-        format!(
-            "unknown argument `{name}` to {}; the accepted arguments are: \
-             {ACCEPTED_ARGUMENTS}{hint}",
-            kind.attribute()
-        ),
-    )
-}
-
-/// The value of `worker_threads = N`: a positive integer literal.
-fn worker_threads(value: &Expr) -> syn::Result<usize> {
-    let expected = "`worker_threads` must be a positive integer literal, \
-                    like `worker_threads = 4`";
-    match value {
-        // A literal passed through a `macro_rules!` fragment.
-        Expr::Group(group) => worker_threads(&group.expr),
-        Expr::Lit(literal) if literal.attrs.is_empty() => match &literal.lit {
-            Lit::Int(int) => {
-                if int.base10_digits().starts_with('-') {
-                    return Err(Error::new_spanned(
-                        int,
-                        format!("{expected}, got {}", int.base10_digits()),
-                    ));
-                }
-                if !matches!(int.suffix(), "" | "usize") {
-                    return Err(Error::new_spanned(
-                        int,
-                        format!(
-                            "`worker_threads` is a `usize`: drop the `{}` suffix",
-                            int.suffix()
-                        ),
-                    ));
-                }
-                let count: usize = int.base10_parse().map_err(|_| {
-                    Error::new_spanned(int, "`worker_threads` does not fit in a `usize`")
-                })?;
-                if count == 0 {
-                    return Err(Error::new_spanned(
-                        int,
-                        "`worker_threads` must be at least 1, got 0",
-                    ));
-                }
-                Ok(count)
-            }
-            Lit::Str(string) if string.value().trim().parse::<usize>().is_ok() => {
-                Err(Error::new_spanned(
-                    string,
-                    format!(
-                        "{expected}: write `worker_threads = {}` without the quotes",
-                        string.value().trim()
-                    ),
-                ))
-            }
-            _ => Err(Error::new_spanned(value, expected)),
-        },
-        _ => Err(Error::new_spanned(value, expected)),
-    }
 }
 
 /// What [`check_signature`] found.
@@ -415,10 +311,16 @@ fn expand_function(kind: Kind, config: &Config, function: ItemFn) -> TokenStream
         Kind::Test => quote! { #[::core::prelude::v1::test] },
         Kind::Main => quote! {},
     };
-    let worker_threads = config.worker_threads.map(|(count, span)| {
-        let count = LitInt::new(&count.to_string(), span);
-        quote_spanned! {span=> .worker_threads(#count) }
-    });
+    let krate = config
+        .krate
+        .as_ref()
+        .map_or_else(|| quote! { ::brigade }, ToTokens::to_token_stream);
+    let worker_threads = config
+        .worker_count(kind)
+        .map(|count| quote_spanned! {count.span()=> .worker_threads(#count) });
+    let start_paused = config
+        .start_paused
+        .map(|(paused, span)| quote_spanned! {span=> .start_paused(#paused) });
     let site = Span::mixed_site();
     // The body's type is pinned to the declared return type up front, so
     // that `?` inside it knows which error type to convert into.
@@ -445,8 +347,9 @@ fn expand_function(kind: Kind, config: &Config, function: ItemFn) -> TokenStream
     );
     let run = quote_spanned! {site=>
         {
-            let runtime = ::brigade::Builder::new()
+            let runtime = #krate::Builder::new()
                 #worker_threads
+                #start_paused
                 .build()
                 .unwrap_or_else(|error| ::std::panic!(#message, error));
             runtime.block_on(body)

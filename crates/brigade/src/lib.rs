@@ -238,9 +238,10 @@ pub use task::{JoinError, JoinHandle};
 /// }
 /// ```
 ///
-/// `worker_threads = N` sets the number of workers (see
-/// [`Builder::worker_threads`]); without it, the runtime has one worker per
-/// CPU or `BRIGADE_WORKER_THREADS`:
+/// It takes tokio's arguments: `flavor = "current_thread"` (one worker) or
+/// `"multi_thread"`, `worker_threads = N` (see [`Builder::worker_threads`]),
+/// `start_paused = true` and `crate = "path"`. Without them, the runtime
+/// has one worker per CPU or `BRIGADE_WORKER_THREADS`:
 ///
 /// ```
 /// #[brigade::main(worker_threads = 2)]
@@ -258,9 +259,12 @@ pub use brigade_macros::main;
 ///
 /// `#[brigade::test]` adds `#[test]` and rewrites the function like
 /// [`macro@main`]: each test builds a fresh [`Runtime`] and
-/// [`block_on`](Runtime::block_on)s its body. It takes the same optional
-/// `worker_threads = N`, and keeps the function's other attributes and its
-/// return type:
+/// [`block_on`](Runtime::block_on)s its body. It takes tokio's arguments
+/// (`flavor`, `worker_threads`, `start_paused`, `crate`), and keeps the
+/// function's other attributes and its return type. Without arguments the
+/// test's runtime has **one worker**, as tokio's default
+/// (`current_thread`) test has; `start_paused = true` works with any
+/// number of workers (see [`time::pause`]):
 ///
 /// ```
 /// #[brigade::test]
@@ -268,11 +272,18 @@ pub use brigade_macros::main;
 ///     assert_eq!(brigade::spawn(async { 1 + 1 }).await.unwrap(), 2);
 /// }
 ///
-/// #[brigade::test(worker_threads = 1)]
+/// #[brigade::test(flavor = "multi_thread", worker_threads = 2)]
 /// async fn tests_can_return_results() -> Result<(), brigade::JoinError> {
 ///     let answer = brigade::spawn(async { "pong" }).await?;
 ///     assert_eq!(answer, "pong");
 ///     Ok(())
+/// }
+///
+/// #[brigade::test(start_paused = true)]
+/// async fn a_minute_passes_at_once() {
+///     let start = brigade::time::Instant::now();
+///     brigade::time::sleep(std::time::Duration::from_secs(60)).await;
+///     assert_eq!(start.elapsed(), std::time::Duration::from_secs(60));
 /// }
 /// # fn main() {}
 /// ```

@@ -18,7 +18,7 @@ use common::{
 const MILLION: u64 = 1_000_000;
 
 /// On the default runtime (one worker per CPU, like `Runtime::new()`).
-#[brigade::test]
+#[brigade::test(flavor = "multi_thread")]
 async fn a_million_tasks_spawned_from_block_on_all_complete() {
     let (sum, spawned) = bounded(async {
         let handles: Vec<JoinHandle<u64>> = (0..MILLION)

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use brigade::time::{Duration, Instant};
 
 use brigade::time::{MissedTickBehavior, interval, sleep, sleep_until, timeout};
 use common::{TIMEOUT_SECS, bounded, with_timeout};

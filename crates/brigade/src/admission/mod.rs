@@ -84,6 +84,11 @@ pub(crate) struct Admission {
     waiting: AtomicUsize,
     limit_bits: AtomicU64,
     cpu_time_nanos: AtomicU64,
+    /// Tasks the monitor took out of the queue and has not yet pushed into
+    /// the injector: raised under the lock as they leave the queue, lowered
+    /// after the push ([`handed_over`](Self::handed_over)), so
+    /// [`is_holding`](Self::is_holding) never misses one in between.
+    handing_over: AtomicUsize,
 }
 
 /// What one wait of the monitor thread admitted
@@ -148,6 +153,7 @@ impl Admission {
             waiting: AtomicUsize::new(0),
             limit_bits: AtomicU64::new(limit.to_bits()),
             cpu_time_nanos: AtomicU64::new(0),
+            handing_over: AtomicUsize::new(0),
             config,
         };
         {
@@ -331,6 +337,8 @@ impl Admission {
             }
             admitted.extend(state.queue.pop_front());
         }
+        self.handing_over
+            .fetch_add(admitted.len(), Ordering::SeqCst);
         self.waiting.store(state.queue.len(), Ordering::Relaxed);
         let refill_in = waits_for_tokens.then(|| {
             let seconds = (-state.tokens).max(0.0) / state.rate;
@@ -373,6 +381,19 @@ impl Admission {
         self.waiting.store(0, Ordering::Relaxed);
         self.changed.notify_all();
         queue
+    }
+
+    /// The monitor pushed `count` admitted tasks into the injector.
+    #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
+    pub(crate) fn handed_over(&self, count: usize) {
+        self.handing_over.fetch_sub(count, Ordering::SeqCst);
+    }
+
+    /// Whether admission holds a task: queued, or admitted and not yet in
+    /// the injector (the paused clock's auto-advance waits for both).
+    pub(crate) fn is_holding(&self) -> bool {
+        let state = lock(&self.state);
+        !state.queue.is_empty() || self.handing_over.load(Ordering::SeqCst) > 0
     }
 
     pub(crate) fn limit(&self) -> f64 {

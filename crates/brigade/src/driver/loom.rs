@@ -18,6 +18,7 @@
 use std::io;
 use std::time::Duration;
 
+use super::clock::Clock;
 use super::park::Parker;
 use super::{PollPark, Relief, UnservedProbe, Watch};
 use crate::sync::{AtomicUsize, Condvar, Mutex, Ordering, lock, wait};
@@ -38,6 +39,9 @@ pub(crate) struct Driver {
     relief: Relief,
     /// Events harvested so far.
     harvested: AtomicUsize,
+    /// The clock, for its holds (`block_on`, `spawn_blocking`); a model
+    /// has no timers, so nothing reads its time.
+    clock: Clock,
 }
 
 #[derive(Default)]
@@ -58,6 +62,7 @@ impl Driver {
             harvests: AtomicUsize::new(0),
             relief: Relief::default(),
             harvested: AtomicUsize::new(0),
+            clock: Clock::new(std::time::Instant::now()),
         })
     }
 
@@ -135,6 +140,12 @@ impl Driver {
         PollPark::Parked
     }
 
+    /// The paused clock's park (`poll.rs`): a model's clock never pauses,
+    /// so it is the plain park.
+    pub(crate) fn park_paused(&self, parker: &Parker, _may_advance: impl Fn() -> bool) -> PollPark {
+        self.park_in_poll(parker)
+    }
+
     /// The busy worker's check that the watcher serves (`poll.rs`).
     pub(crate) fn harvest_if_unserved(
         &self,
@@ -175,6 +186,19 @@ impl Driver {
     pub(crate) fn unpark_watcher(&self) {
         lock(&self.waiting).unparked = true;
         self.changed.notify_all();
+    }
+
+    /// The runtime's clock.
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Releases a hold on the clock (`driver/clock.rs`), waking the
+    /// watcher if it was the last one of a paused clock.
+    pub(crate) fn release_hold(&self) {
+        if self.clock.release_hold() {
+            self.unpark_watcher();
+        }
     }
 
     /// When the next timer is due: there are none.

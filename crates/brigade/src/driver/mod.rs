@@ -16,6 +16,8 @@
 //!   registered with the reactor, fed by signal-hook-registry's handlers.
 //! - The [`Parker`] (`park.rs`): how one worker sleeps, on its condvar or
 //!   inside the poll.
+//! - The clock (`clock.rs`): the time timers follow, which tests may pause,
+//!   and the holds that stop a paused clock's auto-advance.
 //!
 //! The resources users see stay in `io/`, `time/`, `signal/` and `net/`;
 //! they reach the current runtime's driver only through
@@ -62,6 +64,7 @@ use std::cell::Cell;
 
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, lock};
 
+pub(crate) mod clock;
 #[cfg(loom)]
 mod loom;
 pub(crate) mod park;

@@ -67,6 +67,7 @@ use std::sync::atomic::AtomicU64;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::clock::Clock;
 use super::park::Parker;
 use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
@@ -257,6 +258,71 @@ impl Driver {
             self.wake_pipe.drain();
         }
         (woken, deadline)
+    }
+
+    /// [`park_in_poll`](Self::park_in_poll) while the clock is paused:
+    /// under the poll lock, harvests without blocking and, if that woke
+    /// nothing and `may_advance` (the scheduler's check that it has nothing
+    /// to do, `runtime/auto_advance.rs`) agrees, moves the clock to the
+    /// next timer and fires it. Otherwise it watches the poll for I/O and
+    /// unparks only, with no timeout: a paused clock moves only when told.
+    pub(crate) fn park_paused(&self, parker: &Parker, may_advance: impl Fn() -> bool) -> PollPark {
+        if let Err(park) = self.watch.claim(parker) {
+            return park;
+        }
+        if !self.harvest_or_advance(may_advance) {
+            self.watch_deadline.store(u64::MAX, Ordering::Relaxed);
+            let pipe = Some(self.wake_pipe.read_fd());
+            let woken = wait_readable(self.reactor.poll_fd(), pipe, -1);
+            self.watch_deadline.store(0, Ordering::Relaxed);
+            if woken.by_also {
+                self.wake_pipe.drain();
+            }
+            let mut state = lock(&self.poll);
+            self.turn(&mut state, Some(Duration::ZERO));
+        }
+        self.watch.release();
+        self.fallback_cv.notify_one();
+        parker.end_driver_park();
+        PollPark::Parked
+    }
+
+    /// The auto-advance, under the poll lock so no other thread harvests
+    /// in between: returns whether it woke anything (I/O or timers). A
+    /// slot of the wheel may hold only cancelled timers, or timers that
+    /// cascade to a lower level: then the advance fires nothing and it
+    /// looks again, never past the earliest live deadline.
+    fn harvest_or_advance(&self, may_advance: impl Fn() -> bool) -> bool {
+        let mut state = lock(&self.poll);
+        if self.turn(&mut state, Some(Duration::ZERO)) > 0 {
+            return true;
+        }
+        loop {
+            let Some(due) = self.time.next_due().filter(|_| self.time.len() > 0) else {
+                return false;
+            };
+            if !self.time.clock.is_paused() || !may_advance() {
+                return false;
+            }
+            self.time.clock.advance_to(due);
+            if self.time.process() > 0 {
+                return true;
+            }
+        }
+    }
+
+    /// The runtime's clock.
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.time.clock
+    }
+
+    /// Releases a hold on the clock (`driver/clock.rs`), waking the
+    /// watcher if it was the last one of a paused clock: it may now
+    /// auto-advance.
+    pub(crate) fn release_hold(&self) {
+        if self.time.clock.release_hold() {
+            self.unpark_watcher();
+        }
     }
 
     /// A busy worker's check, at most once per epoch (`epoch.rs`), that the

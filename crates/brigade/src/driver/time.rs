@@ -1,15 +1,21 @@
 //! The runtime's timers: a [`Wheel`] under a mutex, advanced by whoever
 //! polls the driver (a worker parked in it, a busy worker's periodic or
 //! yield-epoch poll, or the fallback driver thread).
+//!
+//! Time is the runtime's [`Clock`], which tests may pause: then timers fire
+//! only when the clock is advanced (`brigade::time::advance`, or the
+//! auto-advance of `runtime/auto_advance.rs`).
 
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
+use super::clock::Clock;
 use super::wheel::{TimerKey, Wheel};
 use crate::sync::{Mutex, lock};
 
 /// Pending timers of one runtime.
 pub(crate) struct TimeDriver {
+    pub(crate) clock: Clock,
     start: Instant,
     wheel: Mutex<Wheel>,
 }
@@ -26,8 +32,10 @@ pub(crate) enum Registered {
 
 impl TimeDriver {
     pub(crate) fn new() -> Self {
+        let start = Instant::now();
         TimeDriver {
-            start: Instant::now(),
+            clock: Clock::new(start),
+            start,
             wheel: Mutex::new(Wheel::new()),
         }
     }
@@ -45,7 +53,8 @@ impl TimeDriver {
     }
 
     fn now_ms(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
+        let since = self.clock.now().saturating_duration_since(self.start);
+        since.as_millis() as u64
     }
 
     pub(crate) fn register(&self, deadline: Instant, waker: &Waker) -> Registered {
@@ -103,9 +112,14 @@ impl TimeDriver {
 
     /// How long until the earliest pending timer is due (`None`: no timer).
     pub(crate) fn time_to_next(&self) -> Option<Duration> {
+        let due = self.next_due()?;
+        Some(due.saturating_duration_since(self.clock.now()))
+    }
+
+    /// When the earliest pending timer is due (`None`: no timer).
+    pub(crate) fn next_due(&self) -> Option<Instant> {
         let next = lock(&self.wheel).next_expiration()?;
-        let due = self.start + Duration::from_millis(next);
-        Some(due.saturating_duration_since(Instant::now()))
+        Some(self.start + Duration::from_millis(next))
     }
 
     /// Number of timers stored.

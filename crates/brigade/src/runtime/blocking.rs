@@ -17,7 +17,11 @@
 //!   every idle thread, then waits (up to a deadline) for `threads` and
 //!   `stopping` to reach zero: a thread leaving the pool moves itself from
 //!   the one to the other under the lock, and leaves `stopping` once its
-//!   stop hook (`thread_hooks.rs`) has run. A shutdown that runs
+//!   stop hook (`thread_hooks.rs`) has run.
+//! - Each queued task holds the runtime's clock (`driver/clock.rs`) from
+//!   its push until its closure returned, and so its `JoinHandle`'s waker
+//!   was woken, or until it is dropped unrun: a paused clock does not
+//!   auto-advance meanwhile (`runtime/auto_advance.rs`). A shutdown that runs
 //!   on one of the pool's own threads (a runtime dropped inside a
 //!   `spawn_blocking` closure) waits for the others only: that thread exits
 //!   once its closure returns.
@@ -28,6 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Handle, Shared, context};
+use crate::driver::Driver;
 use crate::sync::{Condvar, Mutex, lock, wait_timeout, wait_until};
 use crate::task::Runnable;
 
@@ -47,6 +52,8 @@ pub(crate) struct BlockingPool {
     keep_alive: Duration,
     thread_name: String,
     stack_size: Option<usize>,
+    /// For the clock's holds.
+    driver: Arc<Driver>,
 }
 
 #[derive(Default)]
@@ -68,6 +75,7 @@ impl BlockingPool {
         keep_alive: Duration,
         thread_name: String,
         stack_size: Option<usize>,
+        driver: Arc<Driver>,
     ) -> Self {
         BlockingPool {
             state: Mutex::new(PoolState::default()),
@@ -77,6 +85,7 @@ impl BlockingPool {
             keep_alive,
             thread_name,
             stack_size,
+            driver,
         }
     }
 
@@ -88,6 +97,7 @@ impl BlockingPool {
             drop(runnable);
             return;
         }
+        self.driver.clock().acquire_hold();
         state.queue.push_back(runnable);
         if state.idle > 0 {
             state.idle -= 1;
@@ -170,7 +180,10 @@ impl BlockingPool {
                 // harness catches panics from the closure and its destructor.
                 if !runnable.metadata().is_cancelled() {
                     runnable.run();
+                } else {
+                    drop(runnable);
                 }
+                self.driver.release_hold();
                 state = lock(&self.state);
                 continue;
             }
@@ -212,7 +225,9 @@ impl BlockingPool {
             std::mem::take(&mut state.queue)
         };
         self.work.notify_all();
+        let dropped = queued.len();
         drop(queued);
+        (0..dropped).for_each(|_| self.driver.release_hold());
         // A pool cannot wait for the thread that is shutting it down.
         let own = usize::from(POOL_OF_THIS_THREAD.with(|pool| std::ptr::eq(pool.get(), self)));
         let state = lock(&self.state);

@@ -40,6 +40,7 @@ pub struct Builder {
     pub(crate) max_spare_workers: Option<usize>,
     pub(crate) demote_background: bool,
     pub(crate) max_yield_delay: Option<Duration>,
+    pub(crate) start_paused: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: bool,
     #[cfg(feature = "tokio-compat")]
@@ -100,6 +101,7 @@ impl Builder {
             max_spare_workers: None,
             demote_background: true,
             max_yield_delay: Some(DEFAULT_MAX_YIELD_DELAY),
+            start_paused: false,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: true,
             #[cfg(feature = "tokio-compat")]
@@ -400,6 +402,29 @@ impl Builder {
     #[cfg(feature = "tokio-compat")]
     pub fn tokio_compat_threads(&mut self, count: usize) -> &mut Self {
         self.tokio_compat_threads = count;
+        self
+    }
+
+    /// Starts the runtime with its clock paused, as
+    /// [`brigade::time::pause`](crate::time::pause) right at the start
+    /// would: timers fire only when the clock is advanced, by hand or
+    /// automatically once the runtime has nothing to do. For tests; works
+    /// with any number of workers. Default: `false`.
+    ///
+    /// ```
+    /// use brigade::time::{Duration, Instant, timeout};
+    ///
+    /// let rt = brigade::Builder::new().worker_threads(2).start_paused(true).build()?;
+    /// rt.block_on(async {
+    ///     let start = Instant::now();
+    ///     let never = std::future::pending::<()>();
+    ///     assert!(timeout(Duration::from_secs(30), never).await.is_err());
+    ///     assert_eq!(start.elapsed(), Duration::from_secs(30));
+    /// });
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn start_paused(&mut self, paused: bool) -> &mut Self {
+        self.start_paused = paused;
         self
     }
 

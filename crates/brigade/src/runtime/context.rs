@@ -267,6 +267,18 @@ pub(crate) fn current_driver() -> Option<Arc<Driver>> {
     })
 }
 
+/// The current runtime's clock time (`driver/clock.rs`), if this thread
+/// is in a runtime; no reference count is touched.
+#[cfg(not(loom))]
+pub(crate) fn clock_now() -> Option<std::time::Instant> {
+    HANDLE.with(|handle| {
+        let handle = handle.borrow();
+        handle
+            .as_ref()
+            .map(|handle| handle.shared.driver.clock().now())
+    })
+}
+
 /// Runs `f` with the current runtime's handle, or panics with `misuse`.
 #[track_caller]
 pub(crate) fn with_current<R>(what: &str, f: impl FnOnce(&Handle) -> R) -> R {

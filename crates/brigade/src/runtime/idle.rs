@@ -236,6 +236,21 @@ impl Idle {
         true
     }
 
+    /// Runs `f` if every one of the `live()` workers is counted idle (none
+    /// searching), with the `sleepers` lock held: no worker leaves idle
+    /// until `f` returns, since the idle count changes only under that
+    /// lock. The paused clock's auto-advance looks at the queues this way
+    /// (`auto_advance.rs`). `None` if a worker is not idle.
+    pub(crate) fn with_all_idle<R>(
+        &self,
+        live: impl FnOnce() -> usize,
+        f: impl FnOnce() -> R,
+    ) -> Option<R> {
+        let _sleepers = lock(&self.sleepers);
+        let state = self.state.load(Ordering::SeqCst);
+        (searching(state) == 0 && idle(state) >= live()).then(f)
+    }
+
     /// Wakes one sleeping worker if work was just made runnable and nobody
     /// is already searching for it. Call after every push.
     pub(crate) fn notify_one(&self) {

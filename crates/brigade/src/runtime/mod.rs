@@ -35,6 +35,7 @@
 //   checks (`src/epoch.rs`).
 
 pub(crate) mod attention;
+mod auto_advance;
 mod blocking;
 mod builder;
 pub(crate) mod compensation;
@@ -74,6 +75,7 @@ pub use enter::{EnterGuard, TryCurrentError};
 pub(crate) use shared::Shared;
 // `worker.rs` names the spare threads `super::spare` (`block_in_place`).
 
+use crate::driver::Driver;
 pub use crate::metrics::RuntimeMetrics;
 use crate::sync::thread::{self, Thread};
 use crate::task::{JoinHandle, TaskClass};
@@ -389,7 +391,8 @@ impl Handle {
     /// [`Runtime::block_on`].
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        context::run_block_on(self.clone(), || drive(future))
+        let driver = self.shared.driver.clone();
+        context::run_block_on(self.clone(), || drive(future, driver))
     }
 
     /// This runtime's metrics.
@@ -407,15 +410,21 @@ impl std::fmt::Debug for Handle {
 }
 
 /// `block_on`'s loop: polls `future` on this thread, sleeping between
-/// wake-ups.
-fn drive<F: Future>(future: F) -> F::Output {
+/// wake-ups. It holds the runtime's clock (`driver/clock.rs`) while it
+/// polls, and gives the hold up only to park: a wake-up takes a new one
+/// for it (see [`ThreadSignal`]), so a paused clock never auto-advances
+/// while this thread has work.
+fn drive<F: Future>(future: F, driver: Arc<Driver>) -> F::Output {
     let mut future = std::pin::pin!(future);
     let signal = Arc::new(ThreadSignal {
         thread: thread::current(),
         notified: std::sync::atomic::AtomicBool::new(false),
+        driver,
     });
     let waker = Waker::from(signal.clone());
     let mut cx = Context::from_waker(&waker);
+    let clock_hold = ClockHold::new(&signal.driver);
+    let _done = SignalDone(&signal);
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
@@ -424,8 +433,51 @@ fn drive<F: Future>(future: F) -> F::Output {
             .notified
             .swap(false, std::sync::atomic::Ordering::Acquire)
         {
-            thread::park();
+            clock_hold.park();
         }
+        // The wake-up's hold: this thread's own covers it from here.
+        signal.driver.release_hold();
+    }
+}
+
+/// Ends a [`ThreadSignal`] when `block_on` returns or unwinds: the flag
+/// stays set for good, so a late wake-up (a waker kept somewhere) gives its
+/// hold back at once, and a pending wake-up's hold is released here.
+struct SignalDone<'a>(&'a ThreadSignal);
+
+impl Drop for SignalDone<'_> {
+    fn drop(&mut self) {
+        let signal = self.0;
+        if signal
+            .notified
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            signal.driver.release_hold();
+        }
+    }
+}
+
+/// The hold a `block_on` thread keeps on its runtime's clock while it is
+/// not parked; released when it returns or unwinds.
+struct ClockHold<'a>(&'a Driver);
+
+impl<'a> ClockHold<'a> {
+    fn new(driver: &'a Driver) -> Self {
+        driver.clock().acquire_hold();
+        ClockHold(driver)
+    }
+
+    /// Parks this thread, without the hold while it sleeps.
+    fn park(&self) {
+        self.0.release_hold();
+        thread::park();
+        self.0.clock().acquire_hold();
+    }
+}
+
+impl Drop for ClockHold<'_> {
+    fn drop(&mut self) {
+        self.0.release_hold();
     }
 }
 
@@ -434,6 +486,12 @@ fn drive<F: Future>(future: F) -> F::Output {
 /// lands between its poll and its park is not lost; `thread::park`'s own
 /// token covers the unpark-before-park case.
 ///
+/// Each wake-up that sets `notified` brings a hold on the clock, taken
+/// before the flag is set and released by the blocked thread once it has
+/// consumed the flag (holding its own by then): a paused clock cannot
+/// auto-advance between the wake and the poll. A wake that finds the flag
+/// already set gives its hold back at once.
+///
 /// `notified` is a `std` atomic even under loom: the waker travels to the
 /// waking thread through `async-task`'s own atomics, which loom cannot see,
 /// so a loom atomic here would look unsynchronised to it. The park and the
@@ -441,6 +499,7 @@ fn drive<F: Future>(future: F) -> F::Output {
 struct ThreadSignal {
     thread: Thread,
     notified: std::sync::atomic::AtomicBool,
+    driver: Arc<Driver>,
 }
 
 impl Wake for ThreadSignal {
@@ -449,10 +508,13 @@ impl Wake for ThreadSignal {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if !self
+        self.driver.clock().acquire_hold();
+        if self
             .notified
             .swap(true, std::sync::atomic::Ordering::Release)
         {
+            self.driver.release_hold();
+        } else {
             self.thread.unpark();
         }
     }

@@ -134,9 +134,11 @@ impl Monitor {
             };
             let now = admitted.at;
             refill_at = admitted.refill_at;
+            let admitted_count = admitted.tasks.len();
             for runnable in admitted.tasks {
                 self.shared.push_injected(runnable);
             }
+            self.shared.admission.handed_over(admitted_count);
             if now >= self.next_watch {
                 self.watch(now);
             }

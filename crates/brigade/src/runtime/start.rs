@@ -136,13 +136,17 @@ fn new_shared(
     let locals: Vec<_> = (0..num_workers + max_spares)
         .map(|_| LocalQueue::new_fifo())
         .collect();
+    let driver = Arc::new(crate::driver::Driver::new().map_err(BuildError::driver_failed)?);
+    if builder.start_paused {
+        driver.clock().pause_at_start();
+    }
     let blocking = BlockingPool::new(
         builder.max_blocking_threads,
         builder.thread_keep_alive,
         builder.thread_name.clone(),
         builder.thread_stack_size,
+        driver.clone(),
     );
-    let driver = Arc::new(crate::driver::Driver::new().map_err(BuildError::driver_failed)?);
     let admission = crate::admission::Admission::new(builder.elastic.clone(), num_workers);
     let (shared, locals) = Shared::new(
         num_workers,

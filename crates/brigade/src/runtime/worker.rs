@@ -265,9 +265,13 @@ impl Core {
     /// its deque to the injector, so none waits on a worker that left.
     fn hand_back_tasks(&self) {
         self.stop_searching();
+        // A task between this deque and the injector is in neither: a
+        // hold on the clock covers it (`auto_advance.rs`).
+        self.shared.driver.clock().acquire_hold();
         while let Some(runnable) = self.local.pop() {
             self.shared.push_injected(runnable);
         }
+        self.shared.driver.release_hold();
     }
 
     /// Ends this slot's cover, if a spare covered it (see
@@ -578,11 +582,11 @@ impl Core {
                 || (self.is_spare && shared.compensation.is_surplus())
         };
         let sleep = |parker: &Parker| {
-            let timeout = match shared.driver.park_in_poll(parker, self.index) {
+            let timeout = match self.park_in_driver(parker) {
                 PollPark::Parked => return,
                 // Another worker watches the poll; wake for the next timer
                 // in case it stops watching before then.
-                PollPark::Occupied => shared.driver.time_to_next(),
+                PollPark::Occupied => self.occupied_timeout(),
             };
             parker.park_timeout(timeout);
         };

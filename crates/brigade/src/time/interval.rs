@@ -3,8 +3,9 @@
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::Instant;
 use super::sleep::{Sleep, sleep_until};
 
 /// What an [`Interval`] does when ticks were missed (the task was busy for

@@ -4,8 +4,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::Instant;
 use crate::driver::Driver;
 use crate::driver::time::Registered;
 use crate::driver::wheel::TimerKey;
@@ -19,7 +20,7 @@ use crate::runtime::context;
 /// # Examples
 ///
 /// ```
-/// use std::time::{Duration, Instant};
+/// use brigade::time::{Duration, Instant};
 ///
 /// let rt = brigade::Runtime::new()?;
 /// let started = Instant::now();
@@ -29,7 +30,7 @@ use crate::runtime::context;
 /// ```
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    sleep_until(far_future_or(Instant::now(), duration))
+    sleep_until(Instant::far_future_or(Instant::now(), duration))
 }
 
 /// Waits until `deadline`.
@@ -47,12 +48,6 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
         timer: None,
         elapsed: false,
     }
-}
-
-/// `now + duration`, saturating at about 30 years from now.
-pub(crate) fn far_future_or(now: Instant, duration: Duration) -> Instant {
-    now.checked_add(duration)
-        .unwrap_or_else(|| now + Duration::from_secs(86_400 * 365 * 30))
 }
 
 /// Future returned by [`sleep`] and [`sleep_until`]. It is `Unpin`, and can
@@ -116,11 +111,15 @@ impl Future for Sleep {
             self.cancel();
             // A deadline past the wheel's horizon fires early: re-register.
         }
-        if Instant::now() >= self.deadline {
+        if Instant::from_std(self.driver.clock().now()) >= self.deadline {
             self.elapsed = true;
             return Poll::Ready(());
         }
-        match self.driver.time.register(self.deadline, cx.waker()) {
+        match self
+            .driver
+            .time
+            .register(self.deadline.into_std(), cx.waker())
+        {
             Registered::Expired => {
                 self.elapsed = true;
                 Poll::Ready(())

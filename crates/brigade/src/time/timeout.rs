@@ -4,9 +4,10 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::sleep::{Sleep, far_future_or, sleep_until};
+use super::Instant;
+use super::sleep::{Sleep, sleep_until};
 
 /// Runs `future`, giving up after `duration`.
 ///
@@ -32,7 +33,7 @@ use super::sleep::{Sleep, far_future_or, sleep_until};
 /// ```
 #[track_caller]
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    timeout_at(far_future_or(Instant::now(), duration), future)
+    timeout_at(Instant::far_future_or(Instant::now(), duration), future)
 }
 
 /// Runs `future`, giving up at `deadline`.
