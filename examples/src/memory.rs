@@ -103,10 +103,14 @@ mod tests {
         let peak = peak_rss_bytes().expect("VmHWM");
         assert!(rss > 0 && peak >= rss, "rss {rss}, peak {peak}");
         assert!(open_fds().expect("/proc/self/fd") >= 3);
-        let block = vec![1u8; 1 << 20];
+        // Small blocks from another thread's arena, and one large mapped
+        // block: both are counted.
+        let small = std::thread::spawn(|| (0..1024).map(|_| vec![1u8; 1024]).collect::<Vec<_>>());
+        let small = std::hint::black_box(small.join().unwrap());
+        let large = std::hint::black_box(vec![1u8; 4 << 20]);
         let heap = heap_in_use().expect("glibc");
-        assert!(heap >= block.len() as u64, "heap {heap}");
-        drop(block);
+        assert!(heap >= (5 << 20) as u64, "heap {heap}");
+        drop((small, large));
         assert_eq!(mib(3 << 19), "1.5 MiB");
     }
 }
