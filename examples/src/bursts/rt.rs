@@ -17,6 +17,9 @@ pub trait BurstRt: Rt {
     fn timers(&self) -> Option<usize>;
     /// Aborts the task behind `handle`.
     fn abort<T: Send + 'static>(handle: &Self::JoinHandle<T>);
+    /// Whether the task behind `handle` has finished (so awaiting it does
+    /// not wait).
+    fn is_finished<T: Send + 'static>(handle: &Self::JoinHandle<T>) -> bool;
     /// Whether `error` says the task was cancelled.
     fn is_cancelled(error: &Self::JoinError) -> bool;
 }
@@ -32,6 +35,10 @@ impl BurstRt for Brigade {
 
     fn abort<T: Send + 'static>(handle: &Self::JoinHandle<T>) {
         handle.abort();
+    }
+
+    fn is_finished<T: Send + 'static>(handle: &Self::JoinHandle<T>) -> bool {
+        handle.is_finished()
     }
 
     fn is_cancelled(error: &Self::JoinError) -> bool {
@@ -50,6 +57,10 @@ impl BurstRt for Tokio {
 
     fn abort<T: Send + 'static>(handle: &Self::JoinHandle<T>) {
         handle.abort();
+    }
+
+    fn is_finished<T: Send + 'static>(handle: &Self::JoinHandle<T>) -> bool {
+        handle.is_finished()
     }
 
     fn is_cancelled(error: &Self::JoinError) -> bool {

@@ -254,7 +254,10 @@ mod tests {
         for line in ["INFO", "info memory", "INFO server MEMORY", "INFO all"] {
             let reply = run(&store, line);
             let text = reply.split_once("\r\n").unwrap().1;
-            assert!(text.starts_with("# Memory\r\nused_memory:"), "{line}: {reply}");
+            assert!(
+                text.starts_with("# Memory\r\nused_memory:"),
+                "{line}: {reply}"
+            );
             let field = |name: &str| -> u64 {
                 let line = text.lines().find_map(|line| line.strip_prefix(name));
                 line.unwrap().trim().parse().unwrap()
