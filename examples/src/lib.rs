@@ -6,12 +6,14 @@
 //! measurement, report and chart), kept in a library so that it is
 //! unit-tested by `cargo test --workspace`.
 
+pub mod bursts;
 pub mod busy;
 mod flags;
 pub mod flood;
 pub mod harness;
 pub mod http_import;
 pub mod kv;
+pub mod memory;
 pub mod mixed_load;
 pub mod neighbours;
 pub mod scaling;

@@ -7,7 +7,7 @@
 //! - **Commands** ([`command`]): PING, GET, SET key value, DEL, INCR,
 //!   CONFIG GET (an empty array: redis-benchmark asks for `save` and
 //!   `appendonly` at start-up), COMMAND / COMMAND DOCS (an empty array),
-//!   QUIT.
+//!   INFO (memory: heap in use and RSS, for `scripts/soak.sh --kv`), QUIT.
 //! - **Store** ([`store`]): 8,192 shards, each a `HashMap` behind a mutex,
 //!   prefilled with `--prefill` keys (default 1,000,000 keys of 100 bytes,
 //!   about 250 MB) so that a snapshot is a real bulk job.
