@@ -248,6 +248,7 @@ pub(crate) trait MetricsSource: Send + Sync {
     fn num_blocking_threads(&self) -> usize;
     fn num_idle_blocking_threads(&self) -> usize;
     fn blocking_queue_depth(&self) -> usize;
+    fn attention_holds(&self) -> usize;
 }
 
 /// A view of a runtime's metrics, from [`Runtime::metrics`](crate::Runtime::metrics)
@@ -488,5 +489,15 @@ impl RuntimeMetrics {
     /// `spawn_blocking` tasks waiting for a thread right now.
     pub fn blocking_queue_depth(&self) -> usize {
         self.source.blocking_queue_depth()
+    }
+
+    /// Attention holds out right now (`runtime/attention.rs`): one per
+    /// aborted task whose future is not dropped yet, plus one for good once
+    /// shutdown began. A test hook, not a stable metric: the tests read it
+    /// to see that no abort leaves a hold behind (a leaked hold sends every
+    /// `yield_if_busy()` down its slow path, which no other metric shows).
+    #[doc(hidden)]
+    pub fn attention_holds(&self) -> usize {
+        self.source.attention_holds()
     }
 }

@@ -80,4 +80,8 @@ impl MetricsSource for Shared {
     fn blocking_queue_depth(&self) -> usize {
         self.blocking.queue_depth()
     }
+
+    fn attention_holds(&self) -> usize {
+        self.idle.attention().holds()
+    }
 }
