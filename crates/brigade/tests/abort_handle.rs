@@ -83,7 +83,11 @@ fn an_abort_handle_outlives_its_join_handle() {
         wait_until("the aborted task leaves the registry", || {
             metrics.num_alive_tasks() == 0
         });
-        assert_eq!(metrics.attention_holds(), 0, "the abort's hold was given back");
+        assert_eq!(
+            metrics.attention_holds(),
+            0,
+            "the abort's hold was given back"
+        );
         // Aborting again, or through a clone, does nothing more: the future
         // is not dropped twice, no hold is taken (and so none leaks: it
         // would be given back only by a drop that already happened), and
@@ -91,7 +95,11 @@ fn an_abort_handle_outlives_its_join_handle() {
         abort.clone().abort();
         abort.abort();
         assert!(abort.is_finished());
-        assert_eq!(metrics.attention_holds(), 0, "a repeated abort leaked a hold");
+        assert_eq!(
+            metrics.attention_holds(),
+            0,
+            "a repeated abort leaked a hold"
+        );
         assert_eq!(rt.block_on(rt.spawn(async { 7 })).unwrap(), 7);
         assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped once");
         assert_eq!(metrics.num_alive_tasks(), 0);

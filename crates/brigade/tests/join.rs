@@ -346,7 +346,9 @@ fn a_destructor_panic_on_abort_does_not_kill_the_runtime() {
             polled.send(()).unwrap();
             std::future::pending::<()>().await;
         });
-        was_polled.recv_timeout(TIMEOUT).expect("the task was polled");
+        was_polled
+            .recv_timeout(TIMEOUT)
+            .expect("the task was polled");
         rt.spawn(pending_with_guard());
         drop(rt);
         assert_eq!(drops.load(Ordering::SeqCst), 3, "every guard was dropped");
