@@ -91,6 +91,18 @@ fn a_long_poll_is_reported_once_with_its_spawn_location() {
             assert!(!task.is_finished(), "counted while it still runs");
             release.send(()).unwrap();
             rt.block_on(task).unwrap();
+            if counted == 1 {
+                // The first one is warned about, so its end is reported:
+                // once it is, the monitor has seen it end, and a second
+                // count would show.
+                wait_until("the end of the first long poll is reported", || {
+                    warnings
+                        .naming(&site(line))
+                        .iter()
+                        .any(|warning| warning.contains("running=false"))
+                });
+                assert_eq!(metrics.long_polls(), 1, "counted again when it ended");
+            }
         }
         // Under 10× the threshold in all: no stretch was long enough to be
         // reported again, and the three fell within one rate-limit second.
