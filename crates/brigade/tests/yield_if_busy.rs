@@ -27,14 +27,17 @@ use common::{TIMEOUT, TIMEOUT_SECS, poll_once, spin_for, spin_until, wait_until,
 /// hangs, far above what any test needs).
 const GIVE_UP_AFTER: Duration = Duration::from_secs(30);
 
-/// No compensation: on a loaded host the OS may take a worker off its CPU
-/// in the middle of a unit, and a spare started in its place would run the
-/// queued tasks in another order (or run the foreground task itself, so the
-/// background one never needs to give way).
+/// Nothing that depends on time: no compensation (on a loaded host the OS
+/// may take a worker off its CPU in the middle of a unit, and a spare
+/// started in its place would run the queued tasks in another order, or run
+/// the foreground task itself, so the background one never needs to give
+/// way), and no starvation bound (a chain of tasks that takes longer than
+/// it on a slow host would see the parked task rescued before it ends).
 fn runtime(workers: usize) -> Runtime {
     Builder::new()
         .worker_threads(workers)
         .compensation_threshold(None)
+        .max_yield_delay(None)
         .build()
         .unwrap()
 }
