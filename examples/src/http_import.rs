@@ -113,6 +113,25 @@ struct Shared {
     stop: AtomicBool,
     rows: AtomicU64,
     requests: AtomicU64,
+    /// Import tasks not yet ended or dropped (see [`Importing`]).
+    importing: AtomicU64,
+}
+
+/// Counts an import task in `Shared::importing` from its spawn until its
+/// future ends or is dropped, so a shutdown that gave up on a task shows.
+struct Importing(Arc<Shared>);
+
+impl Importing {
+    fn new(shared: &Arc<Shared>) -> Self {
+        shared.importing.fetch_add(1, Ordering::Relaxed);
+        Importing(shared.clone())
+    }
+}
+
+impl Drop for Importing {
+    fn drop(&mut self) {
+        self.0.importing.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The hyper service: counts the request and answers it with [`respond`].
@@ -164,6 +183,9 @@ pub struct Totals {
     pub rows: u64,
     /// From start to shutdown.
     pub elapsed: Duration,
+    /// Import tasks still alive when shutdown returned: 0 unless it gave up
+    /// waiting for one (after 5 s) and left it running.
+    pub imports_left: u64,
 }
 
 /// Starts `config.runtime` with the server on `127.0.0.1:config.port` and,
@@ -230,7 +252,9 @@ fn start_brigade(
     let yielding = config.import == ImportMode::Yielding;
     for task in 0..import_tasks(config) {
         let shared = shared.clone();
+        let importing = Importing::new(&shared);
         let import = async move {
+            let _importing = importing;
             let mut next_row = first_row(task);
             while shared.import_one_batch(&mut next_row) {
                 if yielding {
@@ -294,7 +318,9 @@ fn start_tokio(
     let yielding = config.import == ImportMode::Yielding;
     for task in 0..import_tasks(config) {
         let shared = shared.clone();
+        let importing = Importing::new(&shared);
         rt.spawn(async move {
+            let _importing = importing;
             let mut next_row = first_row(task);
             while shared.import_one_batch(&mut next_row) {
                 if yielding {
@@ -338,6 +364,7 @@ impl Server {
             requests: self.requests(),
             rows: self.rows(),
             elapsed,
+            imports_left: self.shared.importing.load(Ordering::Relaxed),
         }
     }
 

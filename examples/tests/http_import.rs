@@ -143,9 +143,11 @@ fn shutdown_stops_an_import_without_yield_points() {
     config.import = ImportMode::NoYield;
     let server = http_import::start(&config).unwrap();
     wait_for("the import to start", || server.rows() > 0);
-    let started = Instant::now();
     let totals = server.shutdown();
-    assert!(started.elapsed() < LIMIT && totals.rows > 0);
+    assert!(totals.rows > 0);
+    // Shutdown ended every import loop (each sees the stop flag after its
+    // batch) instead of giving up on them after its 5 s bound.
+    assert_eq!(totals.imports_left, 0, "{totals:?}");
 }
 
 /// `--http2`: the same server over HTTP/2 with prior knowledge (what

@@ -101,9 +101,18 @@ impl Client {
     }
 
     /// Whether the server closed the connection (EOF or reset).
+    /// Whether the server closed the connection: the read sees its end
+    /// (or a reset). A read that times out (the connection is still open
+    /// after [`LIMIT`]) or returns data is no close.
     fn closed(&mut self) -> bool {
         let mut byte = [0; 1];
-        !matches!(self.reader.read(&mut byte), Ok(1..))
+        match self.reader.read(&mut byte) {
+            Ok(read) => read == 0,
+            Err(error) => !matches!(
+                error.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+        }
     }
 }
 
@@ -323,10 +332,11 @@ fn shutdown_closes_open_connections() {
         let addr = server.addr();
         let mut client = Client::connect(addr).unwrap();
         assert_eq!(client.call(&["PING"]), Reply::Simple("PONG".into()));
-        let started = Instant::now();
         let totals = server.shutdown();
-        assert!(started.elapsed() < LIMIT);
         assert_eq!((totals.commands, totals.connections), (1, 1));
+        // The connection's task was dropped with its socket: the client
+        // reads the end of the stream. (Shutdown is bounded at 5 s, so its
+        // duration shows nothing; a connection left open does.)
         assert!(client.closed(), "{runtime:?}");
     }
 }

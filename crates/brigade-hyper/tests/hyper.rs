@@ -6,8 +6,10 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use brigade::net::{TcpListener, TcpStream};
@@ -28,13 +30,130 @@ const TEST_LIMIT: Duration = Duration::from_secs(60);
 const BIG: usize = 3 << 20;
 
 /// Runs `test` on a 2-worker brigade runtime, failing it after
-/// [`TEST_LIMIT`].
+/// [`TEST_LIMIT`]. In case the runtime is too broken for its own timer to
+/// fire, a watchdog thread aborts the process, with a message, if the test
+/// still runs [`TEST_LIMIT`] later.
 fn run<F: Future<Output = Result<(), Error>>>(test: F) {
+    let (_disarm, armed) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        // Dropping `_disarm` (the test returned or panicked) disconnects.
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = armed.recv_timeout(2 * TEST_LIMIT)
+        {
+            eprintln!("a hyper test still runs past its own timeout: the runtime hangs; aborting");
+            std::process::abort();
+        }
+    });
     let rt = brigade::Builder::new().worker_threads(2).build().unwrap();
     // `timeout` needs the runtime, so it is created inside `block_on`.
     rt.block_on(async { brigade::time::timeout(TEST_LIMIT, test).await })
         .expect("test timed out")
         .unwrap();
+}
+
+/// PING frames seen in one direction of an HTTP/2 connection.
+#[derive(Default)]
+struct Pings {
+    sent: usize,
+    acks: usize,
+}
+
+/// Follows the HTTP/2 frames in one direction of a connection, from the
+/// bytes as they pass, and counts the PING frames (type 6; flag 1: ACK).
+struct FrameScanner {
+    /// Bytes of the client's connection preface still to skip.
+    preface_left: usize,
+    /// Bytes of the current frame's payload still to skip.
+    payload_left: usize,
+    /// The frame header read so far (9 bytes when whole).
+    header: Vec<u8>,
+    pings: Arc<Mutex<Pings>>,
+}
+
+impl FrameScanner {
+    fn new(preface: bool) -> Self {
+        FrameScanner {
+            preface_left: if preface { 24 } else { 0 },
+            payload_left: 0,
+            header: Vec::with_capacity(9),
+            pings: Arc::default(),
+        }
+    }
+
+    fn scan(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let skip = if self.preface_left > 0 {
+                &mut self.preface_left
+            } else {
+                &mut self.payload_left
+            };
+            if *skip > 0 {
+                let skipped = (*skip).min(bytes.len());
+                *skip -= skipped;
+                bytes = &bytes[skipped..];
+                continue;
+            }
+            let take = (9 - self.header.len()).min(bytes.len());
+            self.header.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.header.len() == 9 {
+                let header = std::mem::take(&mut self.header);
+                self.payload_left = usize::from(header[0]) << 16
+                    | usize::from(header[1]) << 8
+                    | usize::from(header[2]);
+                if header[3] == 6 {
+                    let mut pings = self.pings.lock().unwrap();
+                    if header[4] & 1 == 1 {
+                        pings.acks += 1;
+                    } else {
+                        pings.sent += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A client's stream that counts the PING frames it writes and reads.
+struct PingCounting<T> {
+    inner: T,
+    written: FrameScanner,
+    read: FrameScanner,
+}
+
+impl<T: futures_io::AsyncRead + Unpin> futures_io::AsyncRead for PingCounting<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let read = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(n)) = read {
+            self.read.scan(&buf[..n]);
+        }
+        read
+    }
+}
+
+impl<T: futures_io::AsyncWrite + Unpin> futures_io::AsyncWrite for PingCounting<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = written {
+            self.written.scan(&buf[..n]);
+        }
+        written
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_close(cx)
+    }
 }
 
 /// `GET /x` → `GET /x`; `POST /x` with body `b` → `POST /x b`; `/big` →
@@ -215,11 +334,17 @@ fn http2_serves_concurrent_streams_on_one_connection() {
 fn http2_keep_alive_pings_run_on_the_brigade_timer() {
     run(async {
         // Both ends ping every 20 ms (the timer drives the intervals and
-        // the ack timeouts); the connection idles through several pings
-        // and must still serve.
+        // the ack timeouts); the connection idles through several pings,
+        // each one answered, and must still serve.
         let ping = Duration::from_millis(20);
         let server = start_server(Protocol::Http2 { ping: Some(ping) }).await?;
         let stream = TcpStream::connect(server.addr).await?;
+        let stream = PingCounting {
+            inner: stream,
+            written: FrameScanner::new(true),
+            read: FrameScanner::new(false),
+        };
+        let (from_client, to_client) = (stream.written.pings.clone(), stream.read.pings.clone());
         let (mut sender, connection) =
             hyper::client::conn::http2::Builder::new(BrigadeExecutor::new())
                 .timer(BrigadeTimer::new())
@@ -230,13 +355,40 @@ fn http2_keep_alive_pings_run_on_the_brigade_timer() {
                 .await?;
         let connection = brigade::spawn(connection);
         for round in 0..3 {
-            brigade::time::sleep(ping * 5).await;
+            // Idle until two more of the client's pings were acknowledged
+            // by the server (which hyper does only after a quiet interval),
+            // checking every ping interval; `run` bounds the wait.
+            let acked_before = to_client.lock().unwrap().acks;
+            while to_client.lock().unwrap().acks < acked_before + 2 {
+                brigade::time::sleep(ping).await;
+            }
             let response = sender
                 .send_request(get(&format!("http://localhost/after-idle/{round}")))
                 .await?;
             assert_eq!(
                 body_text(response).await?,
                 format!("GET /after-idle/{round}")
+            );
+        }
+        {
+            let (from_client, to_client) = (from_client.lock().unwrap(), to_client.lock().unwrap());
+            assert!(
+                from_client.sent >= 6,
+                "the client sent {} pings",
+                from_client.sent
+            );
+            assert!(
+                to_client.acks >= 6,
+                "the server acknowledged {} pings",
+                to_client.acks
+            );
+            // Every ping the server sent that reached the client was
+            // answered (the last one's answer may still be on its way out).
+            assert!(
+                from_client.acks + 1 >= to_client.sent,
+                "the server sent {} pings, the client acknowledged {}",
+                to_client.sent,
+                from_client.acks
             );
         }
         assert_eq!(server.accepted.load(Ordering::SeqCst), 1);

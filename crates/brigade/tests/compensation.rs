@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use brigade::{Builder, Runtime};
 use common::{TIMEOUT, wait_until, with_timeout};
@@ -194,9 +194,16 @@ fn without_compensation_a_blocked_worker_holds_back_other_tasks() {
                 ran.fetch_add(1, Ordering::SeqCst);
             })
         };
-        std::thread::sleep(Duration::from_millis(100));
-        assert_eq!(ran.load(Ordering::SeqCst), 0, "the only worker is blocked");
+        // The monitor counts the stuck poll as long once it has watched it
+        // for the long-poll threshold (10 ms by default), past twice the
+        // default compensation threshold: a spare ignoring the setting
+        // would have been counted by now.
+        wait_until("the monitor sees the stuck poll", || {
+            rt.metrics().long_polls() == 1
+        });
         assert_eq!(rt.metrics().compensations(), 0);
+        assert_eq!(rt.metrics().num_spare_threads(), 0);
+        assert_eq!(ran.load(Ordering::SeqCst), 0, "the only worker is blocked");
         gate.release();
         rt.block_on(task).unwrap();
         for blocker in blockers {
@@ -422,8 +429,8 @@ fn long_polls_are_counted_while_they_still_run() {
         assert!(!blocker.is_finished(), "counted while still running");
         gate.release();
         rt.block_on(blocker).unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-        assert_eq!(rt.metrics().long_polls(), 1, "counted once");
+        // That it is counted only once is checked in `long_poll.rs`, which
+        // can wait for the monitor to report a later poll.
     });
 }
 
@@ -433,20 +440,32 @@ fn a_blocked_elastic_task_is_charged_for_its_cpu_not_its_wall_time() {
         let rt = runtime(1, Duration::from_secs(10));
         let gate = Gate::default();
         let before = rt.metrics().elastic_cpu_time();
+        let spawned = Instant::now();
         let blocker = {
             let gate = gate.clone();
             rt.spawn_elastic(async move { gate.block() })
         };
         wait_until("the elastic task is blocked", || gate.entered() == 1);
-        // Work waiting: the monitor covers the blocked worker.
+        // Work waiting: the monitor covers the blocked worker; the spare
+        // has run these tasks, so the cover happened before this returns.
         run_small_tasks(&rt, 10);
-        std::thread::sleep(Duration::from_millis(1500));
+        assert!(rt.metrics().compensations() >= 1);
+        let covered = spawned.elapsed();
+        // What is under test is wall time that costs no CPU, so some has
+        // to pass: a second, measured, not slept for and assumed.
+        let blocked_since_cover = Instant::now();
+        wait_until("a second passed since the cover", || {
+            blocked_since_cover.elapsed() >= Duration::from_secs(1)
+        });
         gate.release();
         rt.block_on(blocker).unwrap();
         let charged = rt.metrics().elastic_cpu_time() - before;
-        // Charged until the cover (a few ms), plus the CPU it used since
-        // (none: it slept), not 1.5 s.
-        assert!(charged < Duration::from_millis(750), "charged {charged:?}");
+        // Charged at most until the cover, plus the CPU it used since (none
+        // to speak of: it slept), not the second it spent blocked after.
+        assert!(
+            charged < covered + Duration::from_millis(500),
+            "charged {charged:?}; covered within {covered:?}"
+        );
     });
 }
 
@@ -522,5 +541,64 @@ fn a_runtime_dropped_on_a_spare_shuts_down() {
         wait_until("every spare thread exited", || {
             metrics.num_spare_threads() == 0
         });
+    });
+}
+
+/// `block_in_place` on a spare when the only spare allowed is that one:
+/// nobody is left to take over, so the closure runs in place (on the
+/// spare's own thread) and, once it returns, the spare serves again; every
+/// task runs once.
+#[test]
+fn block_in_place_runs_in_place_when_every_spare_is_serving() {
+    with_timeout(60, || {
+        let rt = Builder::new()
+            .worker_threads(1)
+            .max_spare_workers(1)
+            .compensation_threshold(None)
+            .build()
+            .unwrap();
+        let (first_entered, first_in) = std::sync::mpsc::channel();
+        let (release_first, first_released) = std::sync::mpsc::channel::<()>();
+        // Hands the worker's queue to the only spare.
+        let first = rt.spawn(async move {
+            brigade::task::block_in_place(|| {
+                first_entered.send(()).unwrap();
+                first_released.recv_timeout(TIMEOUT).unwrap();
+            })
+        });
+        first_in
+            .recv_timeout(TIMEOUT)
+            .expect("the first closure runs");
+        assert_eq!(rt.metrics().num_serving_spares(), 1);
+        let (second_entered, second_in) = std::sync::mpsc::channel();
+        let (release_second, second_released) = std::sync::mpsc::channel::<()>();
+        // Runs on the spare, which has nobody to hand off to.
+        let second = rt.spawn(async move {
+            let polled_on = std::thread::current().id();
+            brigade::task::block_in_place(|| {
+                second_entered
+                    .send(std::thread::current().id() == polled_on)
+                    .unwrap();
+                second_released.recv_timeout(TIMEOUT).unwrap();
+            });
+            std::thread::current().id() == polled_on
+        });
+        let in_place = second_in
+            .recv_timeout(TIMEOUT)
+            .expect("the second closure runs");
+        assert!(in_place, "the closure ran on another thread than its task");
+        assert_eq!(rt.metrics().compensations(), 1, "no second spare");
+        assert!(rt.metrics().num_spare_threads() <= 1);
+        release_second.send(()).unwrap();
+        assert!(rt.block_on(second).unwrap(), "the task moved threads");
+        // The spare serves again while the worker is still handed off.
+        run_small_tasks(&rt, 20);
+        assert!(!first.is_finished());
+        release_first.send(()).unwrap();
+        rt.block_on(first).unwrap();
+        wait_until("the spare stepped down", || {
+            rt.metrics().num_serving_spares() == 0
+        });
+        run_small_tasks(&rt, 10);
     });
 }

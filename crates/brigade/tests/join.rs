@@ -284,11 +284,12 @@ fn aborting_many_busy_tasks_cancels_every_one() {
     });
 }
 
-/// Sets a flag, then panics, when dropped.
-struct PanicOnDrop;
+/// Counts its drop in the shared counter, then panics.
+struct PanicOnDrop(Arc<AtomicUsize>);
 
 impl Drop for PanicOnDrop {
     fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
         panic!("destructor panic");
     }
 }
@@ -296,40 +297,60 @@ impl Drop for PanicOnDrop {
 #[brigade::test(worker_threads = 1)]
 async fn a_destructor_panic_after_completion_is_the_tasks_panic() {
     common::bounded(async {
-        let result = brigade::spawn(async {
-            let _guard = PanicOnDrop;
+        let drops = Arc::new(AtomicUsize::new(0));
+        let guard = PanicOnDrop(drops.clone());
+        let result = brigade::spawn(async move {
+            let _guard = guard;
             std::future::ready(()).await;
             5
         })
         .await;
         let error = result.unwrap_err();
         assert!(error.is_panic(), "{error}");
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
         // The worker survived.
         assert_eq!(brigade::spawn(async { 1 }).await.unwrap(), 1);
     })
     .await;
 }
 
+/// The guards are built before the spawn and moved into the task, so each
+/// future owns one from the start and the destructor panic happens in every
+/// run, whether or not the task was ever polled.
 #[test]
 fn a_destructor_panic_on_abort_does_not_kill_the_runtime() {
     common::with_timeout(common::TIMEOUT_SECS, || {
         let rt = brigade::Builder::new().worker_threads(1).build().unwrap();
-        let handle = rt.spawn(async {
-            let _guard = PanicOnDrop;
-            std::future::pending::<()>().await;
-        });
-        rt.block_on(async { brigade::yield_now().await });
+        let drops = Arc::new(AtomicUsize::new(0));
+        let pending_with_guard = || {
+            let guard = PanicOnDrop(drops.clone());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+            }
+        };
+        let handle = rt.spawn(pending_with_guard());
         handle.abort();
         assert!(rt.block_on(handle).unwrap_err().is_cancelled());
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "the guard was dropped");
         assert_eq!(
             rt.block_on(async { brigade::spawn(async { 2 }).await.unwrap() }),
             2
         );
-        // Shutdown with such a task pending does not abort the process either.
-        rt.spawn(async {
-            let _guard = PanicOnDrop;
+        // Shutdown with such a task pending does not abort the process
+        // either, polled or not.
+        let (polled, was_polled) = mpsc::channel();
+        let guard = PanicOnDrop(drops.clone());
+        rt.spawn(async move {
+            let _guard = guard;
+            polled.send(()).unwrap();
             std::future::pending::<()>().await;
         });
+        was_polled
+            .recv_timeout(TIMEOUT)
+            .expect("the task was polled");
+        rt.spawn(pending_with_guard());
         drop(rt);
+        assert_eq!(drops.load(Ordering::SeqCst), 3, "every guard was dropped");
     });
 }

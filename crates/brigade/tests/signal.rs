@@ -131,8 +131,12 @@ fn a_delivery_before_a_stream_was_created_is_not_seen() {
         assert_eq!(earlier.recv().await, Some(()));
         let mut later = usr1();
         assert!(nothing_delivered(&mut later).await);
-        // Let the reactor see the socket's byte, then look again.
-        brigade::time::sleep(std::time::Duration::from_millis(5)).await;
+        // Once a delivery of another signal, raised after, has arrived,
+        // the reactor has read everything the handler wrote before it:
+        // look again.
+        let mut other = usr2();
+        raise(libc::SIGUSR2);
+        assert_eq!(other.recv().await, Some(()));
         assert!(nothing_delivered(&mut later).await);
         raise(libc::SIGUSR1);
         assert_eq!(later.recv().await, Some(()));

@@ -186,12 +186,14 @@ fn a_task_builder_spawns_outside_a_runtime_only_through_a_handle() {
         message.contains("brigade::task::Builder::spawn"),
         "unhelpful message: {message}"
     );
-    let rt = Builder::new().worker_threads(1).build().unwrap();
-    let handle = rt.handle();
-    let answer = TaskBuilder::new()
-        .class(TaskClass::Elastic)
-        .spawn_on(async { 6 * 7 }, handle);
-    assert_eq!(rt.block_on(answer).unwrap(), 42);
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = Builder::new().worker_threads(1).build().unwrap();
+        let handle = rt.handle();
+        let answer = TaskBuilder::new()
+            .class(TaskClass::Elastic)
+            .spawn_on(async { 6 * 7 }, handle);
+        assert_eq!(rt.block_on(answer).unwrap(), 42);
+    });
 }
 
 #[test]

@@ -27,8 +27,19 @@ use common::{TIMEOUT, TIMEOUT_SECS, poll_once, spin_for, spin_until, wait_until,
 /// hangs, far above what any test needs).
 const GIVE_UP_AFTER: Duration = Duration::from_secs(30);
 
+/// Nothing that depends on time: no compensation (on a loaded host the OS
+/// may take a worker off its CPU in the middle of a unit, and a spare
+/// started in its place would run the queued tasks in another order, or run
+/// the foreground task itself, so the background one never needs to give
+/// way), and no starvation bound (a chain of tasks that takes longer than
+/// it on a slow host would see the parked task rescued before it ends).
 fn runtime(workers: usize) -> Runtime {
-    Builder::new().worker_threads(workers).build().unwrap()
+    Builder::new()
+        .worker_threads(workers)
+        .compensation_threshold(None)
+        .max_yield_delay(None)
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -42,6 +53,11 @@ fn never_yields_while_another_worker_is_idle() {
             spin_until("the other worker is idle", || {
                 metrics.num_idle_workers() >= 1
             });
+            // The fast path returns at once only while no attention hold
+            // is out; a leaked one would send every call down the slow path,
+            // which also does not yield here (nobody waits), so `yields()`
+            // alone could not tell.
+            assert_eq!(metrics.attention_holds(), 0, "a hold is out");
             for _ in 0..1_000_000 {
                 brigade::yield_if_busy().await;
             }
@@ -49,6 +65,7 @@ fn never_yields_while_another_worker_is_idle() {
         rt.block_on(task).unwrap();
         assert_eq!(rt.metrics().yields(), 0);
         assert_eq!(rt.metrics().yield_queue_entries(), 0);
+        assert_eq!(rt.metrics().attention_holds(), 0);
     });
 }
 

@@ -252,6 +252,7 @@ pub(crate) trait MetricsSource: Send + Sync {
     fn num_blocking_threads(&self) -> usize;
     fn num_idle_blocking_threads(&self) -> usize;
     fn blocking_queue_depth(&self) -> usize;
+    fn attention_holds(&self) -> usize;
     /// tokio's metrics of the runtime's tokio-compat threads, if it has them.
     #[cfg(feature = "tokio-compat")]
     fn tokio_compat(&self) -> Option<tokio::runtime::RuntimeMetrics>;
@@ -495,5 +496,15 @@ impl RuntimeMetrics {
     /// `spawn_blocking` tasks waiting for a thread right now.
     pub fn blocking_queue_depth(&self) -> usize {
         self.source.blocking_queue_depth()
+    }
+
+    /// Attention holds out right now (`runtime/attention.rs`): one per
+    /// aborted task whose future is not dropped yet, plus one for good once
+    /// shutdown began. A test hook, not a stable metric: the tests read it
+    /// to see that no abort leaves a hold behind (a leaked hold sends every
+    /// `yield_if_busy()` down its slow path, which no other metric shows).
+    #[doc(hidden)]
+    pub fn attention_holds(&self) -> usize {
+        self.source.attention_holds()
     }
 }

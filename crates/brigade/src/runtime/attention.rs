@@ -66,7 +66,6 @@ impl<'word> Attention<'word> {
     }
 
     /// How many attention holds are out.
-    #[cfg(test)]
     pub(crate) fn holds(self) -> usize {
         self.word.load(Ordering::Relaxed) / ATTENTION_ONE
     }

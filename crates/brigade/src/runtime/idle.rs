@@ -340,17 +340,26 @@ mod tests {
 
     #[test]
     fn notify_one_wakes_a_parked_worker() {
+        // Bounded: a lost wake-up fails the test instead of hanging it.
+        let bound = std::time::Duration::from_secs(60);
         let idle = std::sync::Arc::new(Idle::new(2, 2, Box::new(|| {})));
+        let (woken, was_woken) = std::sync::mpsc::channel();
         let sleeper = {
             let idle = idle.clone();
             std::thread::spawn(move || {
-                idle.wait_for_work(1, false, || false, Parker::park, || false)
+                idle.wait_for_work(1, false, || false, Parker::park, || false);
+                woken.send(()).unwrap();
             })
         };
+        let deadline = std::time::Instant::now() + bound;
         while idle.num_idle() == 0 {
+            assert!(std::time::Instant::now() < deadline, "never parked");
             std::thread::yield_now();
         }
         idle.notify_one();
+        was_woken
+            .recv_timeout(bound)
+            .expect("notify_one did not wake the parked worker");
         sleeper.join().unwrap();
         assert_eq!((idle.num_idle(), idle.num_searching()), (0, 1));
     }

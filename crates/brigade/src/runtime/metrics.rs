@@ -81,6 +81,10 @@ impl MetricsSource for Shared {
         self.blocking.queue_depth()
     }
 
+    fn attention_holds(&self) -> usize {
+        self.idle.attention().holds()
+    }
+
     #[cfg(feature = "tokio-compat")]
     fn tokio_compat(&self) -> Option<tokio::runtime::RuntimeMetrics> {
         self.tokio_compat.get().map(|compat| compat.metrics())

@@ -222,7 +222,7 @@ mod tests {
             tids.send(ThreadClock::current().tid().unwrap()).unwrap();
             let _ = blocked_on.recv_timeout(Duration::from_secs(60));
         });
-        let blocked_tid = tid.recv().unwrap();
+        let blocked_tid = tid.recv_timeout(Duration::from_secs(60)).unwrap();
 
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let (tids, tid) = mpsc::channel();
@@ -235,7 +235,7 @@ mod tests {
                 }
             })
         };
-        let spinning_tid = tid.recv().unwrap();
+        let spinning_tid = tid.recv_timeout(Duration::from_secs(60)).unwrap();
 
         assert_eq!(
             eventually(blocked_tid, ThreadState::Blocked),
@@ -264,17 +264,29 @@ mod tests {
         }
         assert!(clock.read().unwrap() > before);
         assert!(own_cpu_nanos().unwrap() > own_before);
-        // Read from another thread.
-        let (tx, rx) = std::sync::mpsc::channel();
+        // Read from another thread, blocked until released (so it is alive
+        // for both reads, however slowly this thread gets there).
+        let (tx, rx) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
         let sleeper = std::thread::spawn(move || {
             tx.send(ThreadClock::current()).unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            let _ = released.recv_timeout(Duration::from_secs(60));
         });
-        let other = rx.recv().unwrap();
+        let other = rx.recv_timeout(Duration::from_secs(60)).unwrap();
+        assert_eq!(
+            eventually(other.tid().unwrap(), ThreadState::Blocked),
+            ThreadState::Blocked
+        );
         let first = other.read().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        // Sleeping: well under the 20 ms that passed.
+        // This thread uses 20 ms of CPU meanwhile: a read of the wrong
+        // thread's clock would show it.
+        let own_start = own_cpu_nanos().unwrap();
+        while own_cpu_nanos().unwrap() - own_start < 20_000_000 {
+            std::hint::spin_loop();
+        }
+        // Blocked: well under the 20 ms this thread used.
         assert!(other.read().unwrap() - first < 10_000_000);
+        release.send(()).unwrap();
         sleeper.join().unwrap();
         assert_eq!(ThreadClock::NONE.read(), None);
         assert_eq!(ThreadClock::from_bits(other.to_bits()), other);

@@ -160,10 +160,32 @@ mod tests {
     /// task is gone: a finished task, a task pending forever, a task whose
     /// future panics when dropped, a running `spawn_blocking` closure, an
     /// elastic task, and a task spawned (and cancelled) after shutdown
-    /// began, where only shutdown's own hold stays.
+    /// began, where only shutdown's own hold stays. Each task is aborted
+    /// once it is known to be running (it says so), and the whole body is
+    /// bounded, so a lost wake-up fails the test instead of hanging it.
     #[test]
     fn aborts_on_a_runtime_give_every_hold_back() {
-        use std::time::Duration;
+        let (done, finished) = std::sync::mpsc::channel();
+        let body = std::thread::spawn(move || {
+            aborts_on_a_runtime();
+            done.send(()).unwrap();
+        });
+        match finished.recv_timeout(BOUND) {
+            Ok(()) => body.join().unwrap(),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                std::panic::resume_unwind(body.join().unwrap_err())
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("the aborts did not finish within {BOUND:?}: something hangs")
+            }
+        }
+    }
+
+    /// Bound on each wait in these tests: only a hang comes near it.
+    const BOUND: std::time::Duration = std::time::Duration::from_secs(60);
+
+    fn aborts_on_a_runtime() {
+        use std::sync::mpsc;
 
         struct PanicsOnDrop;
         impl Drop for PanicsOnDrop {
@@ -176,9 +198,16 @@ mod tests {
         let shared = rt.handle().shared.clone();
         let holds = || shared.idle.attention().holds();
         rt.block_on(async {
-            let finished = crate::spawn(async { 1 });
+            let (finishing, finished_rx) = mpsc::channel();
+            let finished = crate::spawn(async move {
+                finishing.send(()).unwrap();
+                1
+            });
+            finished_rx.recv_timeout(BOUND).unwrap();
+            let deadline = std::time::Instant::now() + BOUND;
             while !finished.is_finished() {
-                crate::time::sleep(Duration::from_millis(1)).await;
+                assert!(std::time::Instant::now() < deadline, "never finished");
+                crate::yield_now().await;
             }
             finished.abort();
             finished.abort();
@@ -190,31 +219,37 @@ mod tests {
             assert!(pending.await.unwrap_err().is_cancelled());
             assert_eq!(holds(), 0);
 
-            let panics_on_drop = crate::spawn(async {
+            let (polled, was_polled) = mpsc::channel();
+            let panics_on_drop = crate::spawn(async move {
                 let _guard = PanicsOnDrop;
+                polled.send(()).unwrap();
                 std::future::pending::<()>().await;
             });
-            crate::time::sleep(Duration::from_millis(5)).await;
+            was_polled.recv_timeout(BOUND).unwrap();
             panics_on_drop.abort();
             assert!(panics_on_drop.await.unwrap_err().is_cancelled());
             assert_eq!(holds(), 0);
 
-            let (started, running) = std::sync::mpsc::channel();
+            let (started, running) = mpsc::channel();
+            let (release, released) = mpsc::channel::<()>();
             let blocking = crate::spawn_blocking(move || {
                 started.send(()).unwrap();
-                std::thread::sleep(Duration::from_millis(20));
+                let _ = released.recv_timeout(BOUND);
             });
-            running.recv_timeout(Duration::from_secs(20)).unwrap();
+            running.recv_timeout(BOUND).unwrap();
             blocking.abort();
             assert_eq!(holds(), 0, "blocking tasks take no hold");
+            release.send(()).unwrap();
             let _ = blocking.await;
 
-            let elastic = crate::spawn_elastic(async {
+            let (looping, is_looping) = mpsc::channel();
+            let elastic = crate::spawn_elastic(async move {
+                looping.send(()).unwrap();
                 loop {
                     crate::yield_if_busy().await;
                 }
             });
-            crate::time::sleep(Duration::from_millis(5)).await;
+            is_looping.recv_timeout(BOUND).unwrap();
             elastic.abort();
             assert!(elastic.await.unwrap_err().is_cancelled());
             assert_eq!(holds(), 0);

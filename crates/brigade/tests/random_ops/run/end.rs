@@ -169,11 +169,19 @@ impl Run {
         // Every future and closure has been dropped: at once if the end was
         // called from outside the runtime, within the bound if from inside
         // (the ending worker or blocking thread drops its last tasks after
-        // the call returns).
+        // the call returns, and the ender's own output, which nobody awaits,
+        // after its future or closure returns it).
         if inside {
             let deadline = Instant::now() + bound;
+            let ender_output_live = || {
+                self.ledger
+                    .live(&[Kind::Output])
+                    .iter()
+                    .any(|value| value.contains(" of ender_"))
+            };
             while (!self.ledger.live(&[Kind::Future, Kind::Closure]).is_empty()
-                || self.handle.metrics().num_alive_tasks() != 0)
+                || self.handle.metrics().num_alive_tasks() != 0
+                || ender_output_live())
                 && Instant::now() < deadline
             {
                 thread::sleep(Duration::from_millis(1));
