@@ -52,7 +52,7 @@ async fn tcp_echo_100_connections_times_1000_messages() {
                         stream.read_exact(&mut echoed).await.unwrap();
                         assert_eq!(sent, echoed);
                     }
-                    stream.shutdown(Shutdown::Write).unwrap();
+                    stream.shutdown_now(Shutdown::Write).unwrap();
                     1000u64
                 })
             })

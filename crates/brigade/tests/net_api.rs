@@ -142,7 +142,7 @@ async fn borrowed_halves_read_and_write_at_once_in_one_task() {
         assert!(echoed == payload);
         // Dropping borrowed halves does not shut the stream down.
         client.write_all(b"!").await.unwrap();
-        client.shutdown(Shutdown::Write).unwrap();
+        client.shutdown_now(Shutdown::Write).unwrap();
         let mut last = [0u8; 1];
         client.read_exact(&mut last).await.unwrap();
         assert_eq!(&last, b"!");
@@ -177,7 +177,7 @@ async fn try_read_would_block_then_reads_after_readable() {
         // Vectored forms, then end of stream reads as `Ok(0)`.
         let parts = [io::IoSlice::new(b"ab"), io::IoSlice::new(b"cd")];
         assert_eq!(client.try_write_vectored(&parts).unwrap(), 4);
-        client.shutdown(Shutdown::Write).unwrap();
+        client.shutdown_now(Shutdown::Write).unwrap();
         let (mut first, mut second) = ([0u8; 1], [0u8; 3]);
         let mut read = 0;
         while read < 4 {

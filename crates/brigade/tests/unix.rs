@@ -145,7 +145,7 @@ async fn echo_100_concurrent_connections() {
                         stream.read_exact(&mut echoed).await.unwrap();
                         assert_eq!(sent, echoed);
                     }
-                    stream.shutdown(Shutdown::Write).unwrap();
+                    stream.shutdown_now(Shutdown::Write).unwrap();
                     100u64
                 })
             })
@@ -182,11 +182,11 @@ async fn shutdown_write_is_eof_for_the_peer_and_keeps_the_other_direction() {
     bounded(async {
         let (mut a, mut b) = UnixStream::pair().unwrap();
         a.write_all(b"last").await.unwrap();
-        a.shutdown(Shutdown::Write).unwrap();
+        a.shutdown_now(Shutdown::Write).unwrap();
         assert_eq!(read_to_end(&b).await, b"last");
         // Half-closed: b can still write and a can still read.
         b.write_all(b"reply").await.unwrap();
-        b.shutdown(Shutdown::Write).unwrap();
+        b.shutdown_now(Shutdown::Write).unwrap();
         assert_eq!(read_to_end(&a).await, b"reply");
         assert!(a.write(b"x").await.is_err(), "writing after shutdown");
     })
@@ -208,7 +208,7 @@ async fn a_transfer_larger_than_the_socket_buffer_waits_for_the_reader() {
         );
         let reader = brigade::spawn(async move { read_to_end(&b).await });
         write.await.unwrap();
-        a.shutdown(Shutdown::Write).unwrap();
+        a.shutdown_now(Shutdown::Write).unwrap();
         let received = reader.await.unwrap();
         assert_eq!(received.len(), LEN);
         assert!(received == data, "the bytes arrive intact and in order");

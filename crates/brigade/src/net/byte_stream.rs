@@ -173,7 +173,7 @@ macro_rules! async_io_impls {
             }
 
             fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(self.shutdown(Shutdown::Write))
+                Poll::Ready(self.shutdown_now(Shutdown::Write))
             }
         }
 
@@ -207,7 +207,7 @@ macro_rules! async_io_impls {
             }
 
             fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(self.shutdown(Shutdown::Write))
+                Poll::Ready(self.shutdown_now(Shutdown::Write))
             }
         }
     )*};

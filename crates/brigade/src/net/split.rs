@@ -145,7 +145,7 @@ macro_rules! split_halves {
             fn drop(&mut self) {
                 if self.shutdown_on_drop {
                     // Nothing to report to: the peer may already be gone.
-                    let _ = self.stream.shutdown(Shutdown::Write);
+                    let _ = self.stream.shutdown_now(Shutdown::Write);
                 }
             }
         }
@@ -283,7 +283,7 @@ macro_rules! write_half {
             }
 
             fn shutdown_write(&mut self) -> std::task::Poll<std::io::Result<()>> {
-                let result = self.stream().shutdown(Shutdown::Write);
+                let result = self.stream().shutdown_now(Shutdown::Write);
                 if result.is_ok() {
                     self.shut_down();
                 }

@@ -109,9 +109,15 @@ impl UnixStream {
         self.io.get_ref().peer_addr()
     }
 
-    /// Shuts down the read half, the write half, or both. After the write
-    /// half is shut down, the peer reads end of stream.
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+    /// Shuts down the read half, the write half, or both, at once (the
+    /// socket's `shutdown(2)`). After the write half is shut down, the peer
+    /// reads end of stream.
+    ///
+    /// Not named `shutdown`: tokio's streams have no inherent `shutdown`,
+    /// and ported code calls `AsyncWriteExt::shutdown().await` (which
+    /// shuts down the write half) on them; an inherent method of that name
+    /// would take its place.
+    pub fn shutdown_now(&self, how: Shutdown) -> io::Result<()> {
         self.io.get_ref().shutdown(how)
     }
 }

@@ -460,7 +460,7 @@ async fn echo_client(
             return Err(std::io::Error::other("the echo differs from what was sent"));
         }
     }
-    stream.shutdown(Shutdown::Write)?;
+    stream.shutdown_now(Shutdown::Write)?;
     let mut rest = [0u8; 16];
     match tokio::io::AsyncReadExt::read(&mut stream, &mut rest).await? {
         0 => Ok(payload.len() as u64),
