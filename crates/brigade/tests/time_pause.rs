@@ -100,6 +100,32 @@ fn advance_fires_the_timers_it_passes_and_no_others() {
     });
 }
 
+/// A test body runs on the `block_on` thread: `advance` must not return
+/// before the tasks whose timers it fired have run (a key that expires, then
+/// a read that must see it gone: mini-redis's `key_value_timeout`).
+#[test]
+fn advance_from_block_on_returns_after_the_woken_tasks_ran() {
+    paused(1, || async {
+        let expired = Arc::new(AtomicBool::new(false));
+        let expiry = brigade::spawn({
+            let expired = expired.clone();
+            async move {
+                time::sleep(Duration::from_secs(1)).await;
+                expired.store(true, Ordering::SeqCst);
+            }
+        });
+        while brigade::Handle::current().metrics().num_timers() < 1 {
+            brigade::yield_now().await;
+        }
+        time::advance(Duration::from_secs(1)).await;
+        assert!(
+            expired.load(Ordering::SeqCst),
+            "the task woken by the advance ran before it returned"
+        );
+        expiry.await.unwrap();
+    });
+}
+
 #[test]
 fn auto_advance_runs_sleeps_in_deadline_order_on_four_workers() {
     let order = paused(4, || async {

@@ -74,7 +74,12 @@ pub fn resume() {
 
 /// Moves the current runtime's paused clock forward by `duration`, and
 /// fires every timer that is then due, all "at the same time": their tasks
-/// run in no particular order. Then yields once, so that they may run.
+/// run in no particular order. Then yields once, so that they may run:
+/// called from a task, it goes to the back of its worker's queue; called
+/// from a `block_on` thread (a `#[brigade::test]`'s body), it returns once
+/// a task spawned after them has run, so on a one-worker runtime (the
+/// test's default) the timers' tasks have all been polled, as on tokio's
+/// one-thread test runtime.
 ///
 /// It does not wait for the tasks whose timers fired to finish; to wait
 /// for them, sleep instead and let the clock auto-advance.
@@ -103,7 +108,19 @@ pub async fn advance(duration: Duration) {
     }
     driver.time.process();
     drop(driver);
-    crate::yield_now().await;
+    let on_worker = context::with_current_worker(|core| core.is_some());
+    if on_worker {
+        // Woken from here, the timers' tasks are in the injector, and a
+        // self-wake makes this worker look there first.
+        crate::yield_now().await;
+    } else {
+        // A `block_on` thread (`#[brigade::test]`'s body): the timers' tasks
+        // run on the workers, and the caller must not go on before they
+        // have had their turn, as on tokio's one-thread test runtime. A task
+        // spawned now queues behind them, so once it has run, a one-worker
+        // runtime has polled every one of them.
+        let _ = crate::spawn(async {}).await;
+    }
 }
 
 #[track_caller]
