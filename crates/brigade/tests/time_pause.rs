@@ -126,6 +126,28 @@ fn advance_from_block_on_returns_after_the_woken_tasks_ran() {
     });
 }
 
+/// A deadline set an odd fraction of a millisecond into the paused clock
+/// fires on `advance` by exactly its distance, though the wheel rounds
+/// deadlines up to whole milliseconds.
+#[test]
+fn advance_by_a_sleeps_duration_fires_it() {
+    paused(1, || async {
+        // Move the clock off a millisecond boundary.
+        time::advance(Duration::from_micros(300)).await;
+        let slept = brigade::spawn(time::sleep(Duration::from_secs(1)));
+        while brigade::Handle::current().metrics().num_timers() < 1 {
+            brigade::yield_now().await;
+        }
+        time::advance(Duration::from_secs(1)).await;
+        assert_eq!(
+            brigade::Handle::current().metrics().num_timers(),
+            0,
+            "the sleep fired on the advance"
+        );
+        slept.await.unwrap();
+    });
+}
+
 #[test]
 fn auto_advance_runs_sleeps_in_deadline_order_on_four_workers() {
     let order = paused(4, || async {

@@ -52,9 +52,22 @@ impl TimeDriver {
         }
     }
 
+    /// Milliseconds from the driver's start to now. Rounded down while the
+    /// clock runs (a timer never fires early); rounded up while it is
+    /// paused, so that `advance(d)` fires every timer whose deadline is at
+    /// most `d` away, as a deadline's own rounding up would otherwise hold
+    /// back one that falls due exactly then (a key set to expire in 1 s,
+    /// then `advance(1 s)`). Under a paused clock "now" is where the test
+    /// put it, so firing up to a millisecond of paused time early is the
+    /// lesser surprise; tokio's paused tests rely on the same.
     fn now_ms(&self) -> u64 {
         let since = self.clock.now().saturating_duration_since(self.start);
-        since.as_millis() as u64
+        let ms = since.as_millis() as u64;
+        if self.clock.is_paused() && since > Duration::from_millis(ms) {
+            ms + 1
+        } else {
+            ms
+        }
     }
 
     pub(crate) fn register(&self, deadline: Instant, waker: &Waker) -> Registered {
