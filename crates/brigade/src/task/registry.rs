@@ -168,9 +168,37 @@ impl Registry {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
     use std::time::{Duration, Instant};
 
     use crate::runtime::Builder;
+
+    /// Holds tasks until opened. `None` once open, else the waiting wakers.
+    struct Gate(Mutex<Option<Vec<Waker>>>);
+
+    impl Default for Gate {
+        fn default() -> Self {
+            Gate(Mutex::new(Some(Vec::new())))
+        }
+    }
+
+    impl Gate {
+        fn poll_open(&self, cx: &mut Context<'_>) -> Poll<()> {
+            match self.0.lock().unwrap().as_mut() {
+                Some(waiting) => {
+                    waiting.push(cx.waker().clone());
+                    Poll::Pending
+                }
+                None => Poll::Ready(()),
+            }
+        }
+
+        fn open(&self) {
+            let waiting = self.0.lock().unwrap().take().unwrap_or_default();
+            waiting.into_iter().for_each(Waker::wake);
+        }
+    }
 
     #[test]
     fn memory_returns_after_a_burst_of_tasks() {
@@ -178,15 +206,25 @@ mod tests {
             .worker_threads(2)
             .build()
             .expect("runtime");
+        // Every task waits at `gate` until all are spawned, so all are
+        // registered at once.
+        let gate = Arc::new(Gate::default());
         runtime.block_on(async {
-            let handles: Vec<_> = (0..10_000)
-                .map(|i| crate::spawn(async move { i }))
+            let handles: Vec<_> = (0..100_000)
+                .map(|i| {
+                    let gate = gate.clone();
+                    crate::spawn(async move {
+                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+                        i
+                    })
+                })
                 .collect();
+            gate.open();
             for (handle, i) in handles.into_iter().zip(0..) {
                 assert_eq!(handle.await.expect("task"), i);
             }
         });
-        let registry = &runtime.shared.registry;
+        let registry = &runtime.handle().shared.registry;
         // A task leaves the registry when its harness drops the future,
         // which may trail its output by a moment.
         let deadline = Instant::now() + Duration::from_secs(10);
