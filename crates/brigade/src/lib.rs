@@ -204,6 +204,7 @@ pub mod net;
 pub mod runtime;
 #[cfg(not(loom))]
 pub mod signal;
+mod slab_shrink;
 pub mod task;
 #[cfg(not(loom))]
 pub mod time;

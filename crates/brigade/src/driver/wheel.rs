@@ -19,6 +19,8 @@ use std::task::Waker;
 
 use slab::Slab;
 
+use crate::slab_shrink::{Shrunk, SlabShrink};
+
 const SLOT_BITS: u32 = 6;
 const SLOTS: usize = 1 << SLOT_BITS;
 /// Number of levels in the wheel.
@@ -67,6 +69,8 @@ pub(crate) struct Wheel {
     elapsed: u64,
     levels: Box<[Level; NUM_LEVELS]>,
     timers: Slab<Timer>,
+    /// Gives `timers`' memory back after a burst (see `slab_shrink`).
+    shrink: SlabShrink,
     next_generation: u64,
     /// Set by [`close`](Self::close) (runtime shutdown): nothing is stored
     /// any more.
@@ -91,6 +95,7 @@ impl Wheel {
                 slots: std::array::from_fn(|_| Vec::new()),
             })),
             timers: Slab::new(),
+            shrink: SlabShrink::new(),
             next_generation: 0,
             closed: false,
         }
@@ -166,6 +171,28 @@ impl Wheel {
     pub(crate) fn remove(&mut self, key: TimerKey) {
         if self.timer_mut(key).is_some() {
             self.timers.remove(key.index);
+            if self.shrink.after_remove(&mut self.timers) == Shrunk::Reset {
+                self.drop_stale_keys();
+            }
+        }
+    }
+
+    /// With no timer left, every key in the slots is stale: a burst of
+    /// cancelled timers would otherwise keep them (16 bytes each) until
+    /// time reaches their slots, an hour for an hour-long sleep. Called
+    /// only after a reset of a large slab, so its O(`NUM_LEVELS` × `SLOTS`)
+    /// is paid for by the removals that emptied it.
+    #[cold]
+    fn drop_stale_keys(&mut self) {
+        for level in self.levels.iter_mut() {
+            level.occupied = 0;
+            for slot in level.slots.iter_mut() {
+                if slot.capacity() > RETAINED_SLOT_CAPACITY {
+                    *slot = Vec::new();
+                } else {
+                    slot.clear();
+                }
+            }
         }
     }
 
@@ -383,5 +410,37 @@ mod tests {
         assert!(wheel.insert(1_000, waker()).is_none());
         wheel.advance(20_000_000, &mut fired);
         assert_eq!(fired.len(), 2, "nothing fires twice");
+    }
+
+    #[test]
+    fn memory_returns_after_a_burst_of_cancelled_timers() {
+        let mut wheel = Wheel::new();
+        let survivor = wheel.insert(5, waker()).unwrap();
+        let keys: Vec<_> = (0..10_000u64)
+            .map(|i| wheel.insert(3_600_000 + i, waker()).unwrap())
+            .collect();
+        keys.iter().for_each(|&key| wheel.remove(key));
+        wheel.remove(survivor);
+        assert_eq!(wheel.len(), 0);
+        assert!(
+            wheel.timers.capacity() < 1_000,
+            "the wheel keeps {} timer slots",
+            wheel.timers.capacity()
+        );
+        let slot_capacity: usize = wheel
+            .levels
+            .iter()
+            .flat_map(|level| level.slots.iter())
+            .map(Vec::capacity)
+            .sum();
+        assert!(slot_capacity < 1_000, "slots keep {slot_capacity} keys");
+        assert_eq!(wheel.next_expiration(), None, "no stale slot is reported");
+        // The wheel goes on working, and old keys stay stale.
+        let fresh = wheel.insert(10, waker()).unwrap();
+        assert!(wheel.is_fired(keys[0]) && !wheel.is_fired(fresh));
+        let mut fired = Vec::new();
+        wheel.advance(10, &mut fired);
+        assert_eq!(fired.len(), 1);
+        assert!(wheel.is_fired(fresh));
     }
 }

@@ -16,6 +16,9 @@
 //!   thread drops the set-aside `Runnable`s later, holding no lock, and
 //!   with each the future, whose harness then removes the entry (see
 //!   `runtime/shutdown.rs`, steps 6 and 7).
+//! - A removal may replace or trim a shard's slab after a burst (see
+//!   `slab_shrink`), under the same lock; keys stay safe because a lookup
+//!   checks the entry's task id.
 
 use std::task::Waker;
 
@@ -23,10 +26,13 @@ use crossbeam_utils::CachePadded;
 use slab::Slab;
 
 use super::Runnable;
+use crate::slab_shrink::SlabShrink;
 use crate::sync::{Mutex, lock};
 
 struct Shard {
     tasks: Slab<(u64, Waker)>,
+    /// Gives `tasks`' memory back after a burst of tasks has finished.
+    shrink: SlabShrink,
     closed: bool,
 }
 
@@ -50,6 +56,7 @@ impl Registry {
                 .map(|_| {
                     CachePadded::new(Mutex::new(Shard {
                         tasks: Slab::new(),
+                        shrink: SlabShrink::new(),
                         closed: false,
                     }))
                 })
@@ -86,10 +93,15 @@ impl Registry {
     /// Removes the entry `key` if it still belongs to task `id`.
     pub(crate) fn remove(&self, key: usize, id: u64) {
         let waker = {
-            let mut shard = lock(&self.shards[key >> SLOT_BITS]);
+            let mut guard = lock(&self.shards[key >> SLOT_BITS]);
+            let shard = &mut *guard;
             let slot = key & ((1 << SLOT_BITS) - 1);
             match shard.tasks.get(slot) {
-                Some((entry_id, _)) if *entry_id == id => Some(shard.tasks.remove(slot).1),
+                Some((entry_id, _)) if *entry_id == id => {
+                    let (_, waker) = shard.tasks.remove(slot);
+                    shard.shrink.after_remove(&mut shard.tasks);
+                    Some(waker)
+                }
                 _ => None,
             }
         };
@@ -142,5 +154,88 @@ impl Registry {
             .iter()
             .map(|shard| lock(shard).tasks.len())
             .sum()
+    }
+
+    /// Slots the shards hold, live or vacant.
+    #[cfg(test)]
+    fn capacity(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| lock(shard).tasks.capacity())
+            .sum()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
+    use std::time::{Duration, Instant};
+
+    use crate::runtime::Builder;
+
+    /// Holds tasks until opened. `None` once open, else the waiting wakers.
+    struct Gate(Mutex<Option<Vec<Waker>>>);
+
+    impl Default for Gate {
+        fn default() -> Self {
+            Gate(Mutex::new(Some(Vec::new())))
+        }
+    }
+
+    impl Gate {
+        fn poll_open(&self, cx: &mut Context<'_>) -> Poll<()> {
+            match self.0.lock().unwrap().as_mut() {
+                Some(waiting) => {
+                    waiting.push(cx.waker().clone());
+                    Poll::Pending
+                }
+                None => Poll::Ready(()),
+            }
+        }
+
+        fn open(&self) {
+            let waiting = self.0.lock().unwrap().take().unwrap_or_default();
+            waiting.into_iter().for_each(Waker::wake);
+        }
+    }
+
+    #[test]
+    fn memory_returns_after_a_burst_of_tasks() {
+        let runtime = Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .expect("runtime");
+        // Every task waits at `gate` until all are spawned, so all are
+        // registered at once.
+        let gate = Arc::new(Gate::default());
+        runtime.block_on(async {
+            let handles: Vec<_> = (0..100_000)
+                .map(|i| {
+                    let gate = gate.clone();
+                    crate::spawn(async move {
+                        std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+                        i
+                    })
+                })
+                .collect();
+            gate.open();
+            for (handle, i) in handles.into_iter().zip(0..) {
+                assert_eq!(handle.await.expect("task"), i);
+            }
+        });
+        let registry = &runtime.handle().shared.registry;
+        // A task leaves the registry when its harness drops the future,
+        // which may trail its output by a moment.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while registry.len() != 0 {
+            assert!(Instant::now() < deadline, "tasks still registered");
+            std::thread::yield_now();
+        }
+        assert!(
+            registry.capacity() < 1_000,
+            "registry keeps {} slots after the burst",
+            registry.capacity()
+        );
     }
 }
