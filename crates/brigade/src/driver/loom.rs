@@ -113,14 +113,9 @@ impl Driver {
     /// Watches the poll, then harvests (see the module docs); `worker` as
     /// in the real driver.
     pub(crate) fn park_in_poll(&self, parker: &Parker, worker: usize) -> PollPark {
-        // Ended before the claim: a watcher that claims after this claim
-        // attempt reads the relief after the end (the watch's mutex orders
-        // them), and one that claimed before it is unparked.
-        let ended_relief = self.relief.end_if_server(worker);
-        let claimed = self.watch.claim(parker);
-        if ended_relief && claimed == Err(PollPark::Occupied) {
-            self.unpark_watcher();
-        }
+        let claimed = self
+            .watch
+            .claim_ending_relief(parker, &self.relief, worker, || self.unpark_watcher());
         if let Err(park) = claimed {
             return park;
         }
@@ -142,8 +137,13 @@ impl Driver {
 
     /// The paused clock's park (`poll.rs`): a model's clock never pauses,
     /// so it is the plain park.
-    pub(crate) fn park_paused(&self, parker: &Parker, _may_advance: impl Fn() -> bool) -> PollPark {
-        self.park_in_poll(parker)
+    pub(crate) fn park_paused(
+        &self,
+        parker: &Parker,
+        worker: usize,
+        _may_advance: impl Fn() -> bool,
+    ) -> PollPark {
+        self.park_in_poll(parker, worker)
     }
 
     /// The busy worker's check that the watcher serves (`poll.rs`).

@@ -144,6 +144,27 @@ impl Watch {
         Ok(())
     }
 
+    /// [`claim`](Self::claim) for `worker`, which first ends `relief` if
+    /// it granted it ([`Relief::end_if_server`]), and then calls
+    /// `unpark_watcher` if the watch is held by another worker (the
+    /// relieved watcher). Ended before the claim: a watcher that claims
+    /// after this attempt reads the relief after the end (this mutex orders
+    /// them), and one that claimed before it is unparked.
+    pub(crate) fn claim_ending_relief(
+        &self,
+        parker: &Parker,
+        relief: &Relief,
+        worker: usize,
+        unpark_watcher: impl FnOnce(),
+    ) -> Result<(), PollPark> {
+        let ended_relief = relief.end_if_server(worker);
+        let claimed = self.claim(parker);
+        if ended_relief && claimed == Err(PollPark::Occupied) {
+            unpark_watcher();
+        }
+        claimed
+    }
+
     /// Gives the watch back (its holder only).
     pub(crate) fn release(&self) {
         let mut claimed = lock(&self.claimed);

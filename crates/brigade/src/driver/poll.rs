@@ -201,14 +201,9 @@ impl Driver {
     /// sleeps: it ends the relief, and unparks the relieved watcher unless
     /// it watches itself now.
     pub(crate) fn park_in_poll(&self, parker: &Parker, worker: usize) -> PollPark {
-        // Ended before the claim: a watcher that claims after this claim
-        // attempt reads the relief after the end (the watch's mutex orders
-        // them), and one that claimed before it is unparked.
-        let ended_relief = self.relief.end_if_server(worker);
-        let claimed = self.watch.claim(parker);
-        if ended_relief && claimed == Err(PollPark::Occupied) {
-            self.unpark_watcher();
-        }
+        let claimed = self
+            .watch
+            .claim_ending_relief(parker, &self.relief, worker, || self.unpark_watcher());
         if let Err(park) = claimed {
             return park;
         }
@@ -266,8 +261,17 @@ impl Driver {
     /// to do, `runtime/auto_advance.rs`) agrees, moves the clock to the
     /// next timer and fires it. Otherwise it watches the poll for I/O and
     /// unparks only, with no timeout: a paused clock moves only when told.
-    pub(crate) fn park_paused(&self, parker: &Parker, may_advance: impl Fn() -> bool) -> PollPark {
-        if let Err(park) = self.watch.claim(parker) {
+    /// `worker` as in [`park_in_poll`](Self::park_in_poll).
+    pub(crate) fn park_paused(
+        &self,
+        parker: &Parker,
+        worker: usize,
+        may_advance: impl Fn() -> bool,
+    ) -> PollPark {
+        let claimed = self
+            .watch
+            .claim_ending_relief(parker, &self.relief, worker, || self.unpark_watcher());
+        if let Err(park) = claimed {
             return park;
         }
         if !self.harvest_or_advance(may_advance) {

@@ -90,7 +90,7 @@ impl Core {
         }
         shared
             .driver
-            .park_paused(parker, || shared.may_auto_advance())
+            .park_paused(parker, self.index(), || shared.may_auto_advance())
     }
 
     /// How long a worker that found the driver watched sleeps at most: until
