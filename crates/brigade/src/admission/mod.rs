@@ -88,6 +88,10 @@ pub(crate) struct Admission {
     /// the injector: raised under the lock as they leave the queue, lowered
     /// after the push ([`handed_over`](Self::handed_over)), so
     /// [`is_holding`](Self::is_holding) never misses one in between.
+    /// `SeqCst`: the auto-advance reads it after the queue (under the lock)
+    /// and before the injector, and the monitor lowers it only after its
+    /// push; in the single order of these operations a task is always seen
+    /// in one of the three places.
     handing_over: AtomicUsize,
 }
 
