@@ -43,13 +43,21 @@ use crate::metrics::LatencySnapshot;
 use crate::metrics::long_poll::LongPollDetector;
 
 /// Starts the monitor thread.
+///
+/// The monitor is set up here, on the thread that builds the runtime, not
+/// on its own thread: setting up reads the CPU count, and
+/// `available_parallelism` opens cgroup files for a moment. Done on the
+/// monitor thread, that happened at some unknown time after `build`
+/// returned, so a program that counts its descriptors (one that has just
+/// used them all up, say) could see one taken, then freed behind its back.
 pub(crate) fn start(
     shared: Arc<Shared>,
     name: String,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let monitor = Monitor::new(shared);
     std::thread::Builder::new()
         .name(name)
-        .spawn(move || Monitor::new(shared).run())
+        .spawn(move || monitor.run())
 }
 
 /// How often the monitor samples the workers' poll watches: half the

@@ -23,7 +23,13 @@ pub(crate) fn in_child(name: &str, body: impl FnOnce()) {
     }
     let exe = std::env::current_exe().expect("the test binary's path");
     let child = Command::new(exe)
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            name,
+            "--exact",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, name)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
