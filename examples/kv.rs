@@ -9,7 +9,7 @@
 //! Prints commands/s and the snapshot's keys/s and MB/s every second.
 //! `--no-snapshot` turns the snapshot off; `--runtime tokio` runs the same
 //! server and snapshot on tokio. See `examples/src/kv/mod.rs` for the
-//! details and the README's "Key-value server under a snapshot" for
+//! details and docs/results.md's "Key-value server under a snapshot" for
 //! results.
 
 use brigade_examples::kv::{self, Config};

@@ -5,7 +5,7 @@
 //! (≈ 10% of one core), while a plain thread spawns a tiny task every
 //! millisecond and records the delay from spawn to first poll. One worker is
 //! always free, so the delay should stay near the idle wake-up time. Each
-//! run prints the delay's p50, p99 and maximum per runtime; the README has
+//! run prints the delay's p50, p99 and maximum per runtime; docs/results.md has
 //! measured figures.
 //!
 //! ```text

@@ -28,7 +28,7 @@
 #   PORT_TEST_ARGS    extra arguments for `cargo test` (e.g. `--test server`)
 #
 # Exit status: cargo test's. A failure is a change the port needed that is
-# more than a rename: the README's "Porting from tokio" section lists them.
+# more than a rename: docs/porting.md lists them.
 
 set -euo pipefail
 

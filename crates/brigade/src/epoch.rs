@@ -23,7 +23,7 @@ use std::cell::Cell;
 /// is busy, the epoch bounds how late a network-woken task is noticed, so
 /// it sets the foreground latency floor; the price is one non-blocking
 /// `epoll_wait` per epoch per runtime and one clock read per epoch per busy
-/// worker (or per 1024 calls). The README's `mixed_load` section gives the
+/// worker (or per 1024 calls). docs/results.md's `mixed_load` section gives the
 /// measurements behind the choice (2^15 to 2^18 ns, per-worker and
 /// per-runtime polls).
 pub(crate) const EPOCH_SHIFT: u32 = 15;

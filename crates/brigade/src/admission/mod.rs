@@ -59,7 +59,7 @@ fn elastic(meta: &TaskMeta) -> &ElasticState {
 /// elastic work indefinitely. CockroachDB refills its bucket to full at this
 /// interval instead, which let every elastic task run at once at each
 /// refill and pushed the foreground p99 far past the target for a whole
-/// window (figures in the README's "Design choices, measured": measured
+/// window (figures in docs/results.md's "Design choices, measured": measured
 /// numbers are kept there, with when and how they were taken).
 const FORGIVE_DEBT_EVERY: Duration = Duration::from_secs(15);
 

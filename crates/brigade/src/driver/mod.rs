@@ -298,7 +298,7 @@ impl UnservedProbe {
     /// microseconds of being woken, so the poll has gone unserved for an
     /// epoch or more. (Waiting for a second sighting an epoch later, to be
     /// sure the pending work is that old, was tried: it kept the crowded
-    /// host's p99 three to five times higher; the README's `kv` section has
+    /// host's p99 three to five times higher; docs/results.md's `kv` section has
     /// the figures.) While nothing is pending it looks again after 1, 2, 4,
     /// then every 8 epochs, so an idle host's busy worker pays about one
     /// look per 8 epochs; a harvest by anyone else (a watcher that serves)

@@ -57,8 +57,8 @@ pub struct Builder {
 /// its poll starts and when it ends. One in 64 is the densest rate whose
 /// cost stayed within the noise of `benches/rt_compare.rs`
 /// (`BENCH_LATENCY_SAMPLE_EVERY` sets it there), while still giving the
-/// elastic controller hundreds of samples per window on a busy runtime; the
-/// README's "Design choices, measured" section has the figures.
+/// elastic controller hundreds of samples per window on a busy runtime;
+/// docs/results.md's "Design choices, measured" section has the figures.
 pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 
 /// Default of [`Builder::compensation_threshold`]: 5 ms.
@@ -71,8 +71,8 @@ pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 /// few ms on a shared machine) compensates for workers that are merely
 /// descheduled. At 5 ms the monitor samples every 5 ms, as the long-poll
 /// detector alone has it do (half its default 10 ms threshold). 5 ms was
-/// chosen from a sweep of 1–20 ms with `examples/stuck_worker.rs`; the
-/// README's "Stuck workers" section has the figures.
+/// chosen from a sweep of 1–20 ms with `examples/stuck_worker.rs`;
+/// docs/results.md's "Stuck workers" section has the figures.
 pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
 
 impl Default for Builder {
@@ -160,7 +160,7 @@ impl Builder {
     /// It is off by default because it loses where it was meant to win: with
     /// every core saturated, the OS runs the woken fallback thread only when
     /// a worker's time slice ends, so the foreground p99 is that of the OS
-    /// scheduler's time slices rather than of the epoch (the README's "Design
+    /// scheduler's time slices rather than of the epoch (docs/results.md's "Design
     /// choices, measured" section compares the two with `mixed_load
     /// --driver-thread`). It may help on machines with spare cores or a
     /// real-time-priority driver thread.

@@ -79,7 +79,7 @@ pub(crate) struct TaskMeta {
     /// keeps the allocation alive only while a closure with captured state
     /// runs), and a second reference count would cost every spawn an atomic
     /// increment, and every task's end a decrement, on a cache line every
-    /// worker shares (the README's "Design choices, measured" section has
+    /// worker shares (docs/results.md's "Design choices, measured" section has
     /// the figures).
     host: SharedPtr<dyn TaskHost>,
     /// Slot in the runtime's [`registry`], or `None` (blocking tasks and

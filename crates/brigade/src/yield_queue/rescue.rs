@@ -36,7 +36,7 @@
 //! workers): the bound on the delay holds for a few tasks, the bound on the
 //! share always. What the bound gives under a flood (the background's
 //! share, the longest yield delay, the foreground's rate) is measured by
-//! `examples/flood.rs`; the figures are in the README ("Yielded work under
+//! `examples/flood.rs`; the figures are in docs/results.md ("Yielded work under
 //! a flood"), not here, because they depend on the machine and change with
 //! every re-measurement.
 //!

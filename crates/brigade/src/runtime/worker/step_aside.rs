@@ -226,7 +226,7 @@ impl Core {
     /// per epoch: other tasks wait in the yield queue, so background tasks that
     /// wake themselves take turns there at least once per epoch. (Taking turns
     /// at every self-wake would cost a trip through the shared queue per yield;
-    /// the README's task-class section gives the cost measured on
+    /// docs/results.md's task-class section gives the cost measured on
     /// `benches/rt_compare.rs`'s `yield_many`.)
     pub(crate) fn background_steps_aside(&self, task: &TaskMeta) -> bool {
         let shared = self.shared();
