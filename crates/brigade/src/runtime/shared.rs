@@ -194,10 +194,6 @@ impl Shared {
     {
         let id = TaskMeta::next_id();
         let (runnable, task) = self.registry.register(id, |registry_key| {
-            let schedule = {
-                let shared = self.clone();
-                move |runnable, info| shared.schedule(runnable, info)
-            };
             async_task::Builder::new()
                 .metadata(TaskMeta::new(
                     self,
@@ -206,7 +202,10 @@ impl Shared {
                     location,
                     Policy::new(class, self.config.demote_background),
                 ))
-                .spawn(move |meta| Harness::new(future, meta), WithInfo(schedule))
+                .spawn(
+                    move |meta| Harness::new(future, meta),
+                    WithInfo(crate::task::host::schedule),
+                )
         });
         self.metrics.count_spawn();
         if runnable.metadata().registry_key().is_some() {

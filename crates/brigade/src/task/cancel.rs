@@ -114,6 +114,15 @@ impl AttentionOnly {
 
 #[cfg(test)]
 impl TaskHost for AttentionOnly {
+    // The models and tests using this host schedule no task through it.
+    fn schedule(&self, _: super::Runnable, _: async_task::ScheduleInfo) {
+        unreachable!("AttentionOnly schedules no task");
+    }
+
+    fn is_held_here(&self) -> bool {
+        false
+    }
+
     fn registry(&self) -> &super::registry::Registry {
         &self.registry
     }

@@ -1,15 +1,61 @@
 //! What a task needs from the scheduler that runs it, and nothing more.
 //!
 //! Code under `task/` sees its runtime only through [`TaskHost`], which the
-//! runtime's shared state implements (`runtime/task_host.rs`): the
-//! registry of live tasks, the attention holds an abort takes, and the
-//! eviction of an aborted task from the yield queue. A task's header points
-//! at its host without owning it (see `TaskMeta::host`).
+//! runtime's shared state implements (`runtime/task_host.rs`): where a woken
+//! task goes, the registry of live tasks, the attention holds an abort
+//! takes, and the eviction of an aborted task from the yield queue. A
+//! task's header holds its one reference to its host (`TaskMeta::host`),
+//! and [`schedule`], the schedule function of spawned tasks, reaches the
+//! host through it.
 
+use async_task::ScheduleInfo;
+
+use super::Runnable;
 use super::registry::Registry;
+
+/// The schedule function of spawned tasks (`WithInfo(schedule)`): hands
+/// the woken task to the host in its header.
+///
+/// Why a function, not a closure that captures the host: `async-task` wraps
+/// every call of a schedule function that captures state in a temporary
+/// waker, to keep the task allocation (where that state lives) alive for
+/// the call: an increment and a decrement of the task's reference count,
+/// two atomic read-modify-writes per wake-up. A function captures nothing,
+/// so `async-task` calls it directly, and it keeps the task alive itself
+/// only where that can matter. The call may drop the last `Runnable` of a
+/// task (a wake-up after shutdown cancels it), and with it the header's
+/// reference to the host, perhaps the last one. On a thread that holds its
+/// own reference to the host for as long as it runs
+/// ([`TaskHost::is_held_here`]: the host's workers), that cannot free the
+/// host during the call; anywhere else a waker of the task, taken before
+/// the call and dropped after it, keeps the task and so the host alive.
+pub(crate) fn schedule(runnable: Runnable, info: ScheduleInfo) {
+    let host = runnable.metadata().host_ptr();
+    // SAFETY: the host is alive now: the header holds an `Arc` of it and
+    // `runnable` keeps the header alive. It stays alive until this
+    // reference's last use, at the end of the `schedule` call below: either
+    // this thread holds its own reference to it (`is_held_here`), or
+    // `keep_alive` keeps the task, and so the header's `Arc`, alive until
+    // after the call.
+    let host = unsafe { host.as_ref() };
+    if host.is_held_here() {
+        host.schedule(runnable, info);
+    } else {
+        let keep_alive = runnable.waker();
+        host.schedule(runnable, info);
+        drop(keep_alive);
+    }
+}
 
 /// The scheduler as the task layer sees it.
 pub(crate) trait TaskHost: Send + Sync {
+    /// Takes a woken task of this host (called by [`schedule`] only).
+    fn schedule(&self, runnable: Runnable, info: ScheduleInfo);
+
+    /// Whether the calling thread holds a reference of its own to this
+    /// host for as long as it runs (see [`schedule`]).
+    fn is_held_here(&self) -> bool;
+
     /// The runtime's registry of live tasks (`registry.rs`).
     fn registry(&self) -> &Registry;
 

@@ -167,6 +167,16 @@ impl LocalShared {
 }
 
 impl TaskHost for LocalShared {
+    fn schedule(&self, runnable: Runnable, _: async_task::ScheduleInfo) {
+        LocalShared::schedule(self, runnable);
+    }
+
+    /// A local task may be woken from any thread, and no thread is known
+    /// to hold the set for the whole call: every call keeps the task alive.
+    fn is_held_here(&self) -> bool {
+        false
+    }
+
     fn registry(&self) -> &Registry {
         &self.registry
     }
@@ -411,10 +421,6 @@ where
 {
     let id = TaskMeta::next_id();
     let (runnable, task) = shared.registry.register(id, |registry_key| {
-        let schedule = {
-            let shared = shared.clone();
-            move |runnable| shared.schedule(runnable)
-        };
         async_task::Builder::new()
             .metadata(TaskMeta::new(
                 shared,
@@ -423,7 +429,10 @@ where
                 location,
                 Policy::Foreground,
             ))
-            .spawn_local(move |meta| Harness::new(future, meta), schedule)
+            .spawn_local(
+                move |meta| Harness::new(future, meta),
+                async_task::WithInfo(super::host::schedule),
+            )
     });
     if runnable.metadata().registry_key().is_some() {
         runnable.schedule();

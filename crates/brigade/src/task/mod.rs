@@ -53,7 +53,6 @@ use crate::yield_queue::YieldState;
 use cancel::CancelState;
 use class::Policy;
 use host::TaskHost;
-use task_ref::SharedPtr;
 
 /// The `Runnable` type every scheduler queue holds.
 pub(crate) type Runnable = async_task::Runnable<TaskMeta>;
@@ -70,18 +69,15 @@ pub(crate) type Panic = Box<dyn std::any::Any + Send + 'static>;
 pub(crate) struct TaskMeta {
     /// Unique, never reused id.
     id: u64,
-    /// The runtime this task belongs to, as the task layer sees it. Points
-    /// into the `Arc` of the runtime's shared state owned by this task's
-    /// schedule closure, which lives in the same allocation and outlives
-    /// both the future and every handle to the task.
-    ///
-    /// Not an `Arc` of its own: the schedule closure needs one (`async-task`
-    /// keeps the allocation alive only while a closure with captured state
-    /// runs), and a second reference count would cost every spawn an atomic
-    /// increment, and every task's end a decrement, on a cache line every
-    /// worker shares (docs/results.md's "Design choices, measured" section has
-    /// the figures).
-    host: SharedPtr<dyn TaskHost>,
+    /// The runtime this task belongs to, as the task layer sees it: the
+    /// task's one reference to it. The schedule function of a spawned task
+    /// (`host::schedule`) captures nothing and reaches the runtime through
+    /// this field, so a spawn costs one reference count, not two (one here
+    /// and one in a capturing closure: an atomic increment at every spawn,
+    /// and a decrement at every task's end, on a cache line every worker
+    /// shares; docs/results.md's "Design choices, measured" section has the
+    /// figures). Dropped with the header, when the task allocation is freed.
+    host: Arc<dyn TaskHost>,
     /// Slot in the runtime's [`registry`], or `None` (blocking tasks and
     /// tasks spawned after shutdown).
     registry_key: Option<usize>,
@@ -135,7 +131,7 @@ impl TaskMeta {
     ) -> Self {
         TaskMeta {
             id,
-            host: SharedPtr::new(&**host as &dyn TaskHost),
+            host: host.clone(),
             registry_key,
             cancel: CancelState::new(),
             yield_state: YieldState::new(),
@@ -222,10 +218,14 @@ impl TaskMeta {
 
     /// The runtime this task belongs to.
     pub(crate) fn host(&self) -> &dyn TaskHost {
-        // SAFETY: see the `host` field: the `Arc` it points into is owned by
-        // the schedule closure in the same allocation as `self`, so it lives
-        // at least as long as this borrow of the header.
-        unsafe { self.host.as_non_null().as_ref() }
+        &*self.host
+    }
+
+    /// The runtime this task belongs to, as a pointer that outlives a borrow
+    /// of the header (for `host::schedule`, which hands the header's task
+    /// to it).
+    fn host_ptr(&self) -> std::ptr::NonNull<dyn TaskHost> {
+        std::ptr::NonNull::from(&*self.host)
     }
 
     pub(crate) fn registry_key(&self) -> Option<usize> {
