@@ -15,9 +15,8 @@
 #    as `[package.metadata.docs.rs]` in crates/brigade/Cargo.toml asks.
 #    Skipped, with a message, without a nightly toolchain.
 #
-# On a 2-core machine, after the workspace's own build: about 30 s for 1
-# and 2; about 2 min for 3 and 1 min for 4 from scratch (their own target
-# folders, target/msrv and target/docsrs).
+# On a 2-core machine, from a fresh clone with nothing built: about 50 s in
+# all (3 and 4 build in their own folders, target/msrv and target/docsrs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
