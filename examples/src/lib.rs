@@ -22,3 +22,10 @@ pub mod stuck_worker;
 #[cfg(feature = "tokio-compat")]
 pub mod tokio_client;
 pub mod workloads;
+
+/// The repository README's Rust examples, compiled and run as doc tests.
+/// Here rather than in brigade: a published crate holds only its own
+/// folder, so brigade tests its own README (`crates/brigade/README.md`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

@@ -185,6 +185,11 @@
 //!   see `Builder::tokio_compat` for the cost and how to turn it off per
 //!   runtime.
 #![warn(missing_docs)]
+// docs.rs builds with `--cfg docsrs` (see Cargo.toml) and marks each item
+// that needs a feature or a platform; `loom` is brigade's own test build,
+// not a user's choice, so it is not shown.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 
 // Under `--cfg loom` the scheduler itself is built, with loom's primitives
 // (`sync/`), a driver without I/O (`driver/loom.rs`) and no monitor
@@ -213,6 +218,7 @@ mod yield_queue;
 pub use admission::ElasticConfig;
 pub use coop::{YieldIfBusy, YieldNow, yield_if_busy, yield_now};
 #[cfg(feature = "tokio-compat")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
 pub use metrics::TokioCompatMetrics;
 pub use metrics::{LatencySnapshot, RuntimeMetrics};
 pub use runtime::{
@@ -253,6 +259,7 @@ pub use task::{JoinError, JoinHandle};
 ///
 /// Needs the `macros` feature (on by default). The details:
 #[cfg(all(feature = "macros", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 #[doc(inline)]
 pub use brigade_macros::main;
 
@@ -291,10 +298,13 @@ pub use brigade_macros::main;
 ///
 /// Needs the `macros` feature (on by default). The details:
 #[cfg(all(feature = "macros", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 #[doc(inline)]
 pub use brigade_macros::test;
 
-/// The README's Rust examples, compiled and run as doc tests.
+/// The crate README's Rust examples (what crates.io shows), compiled and
+/// run as doc tests; the repository's README is tested by
+/// `brigade-examples`, since a published crate holds only its own folder.
 #[cfg(all(doctest, feature = "macros"))]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

@@ -336,12 +336,6 @@ impl RuntimeMetrics {
         self.source.yield_queue_entries()
     }
 
-    /// The former name of [`yield_queue_entries`](Self::yield_queue_entries).
-    #[deprecated(since = "0.1.0", note = "renamed to `yield_queue_entries`")]
-    pub fn yield_queue_parks(&self) -> u64 {
-        self.yield_queue_entries()
-    }
-
     /// Times an entry of the yield queue that had waited longer than
     /// [`Builder::max_yield_delay`](crate::Builder::max_yield_delay) was
     /// rescued: taken out ahead of other work and given a slice.

@@ -27,6 +27,7 @@ use super::RuntimeMetrics;
 /// println!("busy for {:?}", compat.total_busy_duration());
 /// # Ok::<(), brigade::BuildError>(())
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
 #[derive(Clone, Debug)]
 pub struct TokioCompatMetrics {
     tokio: tokio::runtime::RuntimeMetrics,
@@ -77,6 +78,7 @@ impl RuntimeMetrics {
     /// Feature `tokio-compat`: the work of the runtime's tokio-compat
     /// threads, or `None` if it was built with
     /// [`Builder::tokio_compat(false)`](crate::Builder::tokio_compat).
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
     pub fn tokio_compat(&self) -> Option<TokioCompatMetrics> {
         self.source.tokio_compat().map(TokioCompatMetrics::new)
     }

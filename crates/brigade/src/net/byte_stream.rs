@@ -178,6 +178,7 @@ macro_rules! async_io_impls {
         }
 
         #[cfg(feature = "tokio-io")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
         impl tokio::io::AsyncRead for $ty {
             fn poll_read(
                 self: Pin<&mut Self>,
@@ -197,6 +198,7 @@ macro_rules! async_io_impls {
         }
 
         #[cfg(feature = "tokio-io")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
         impl tokio::io::AsyncWrite for $ty {
             fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 self.poll_write_priv(cx, buf)

@@ -242,6 +242,7 @@ macro_rules! read_half {
         }
 
         #[cfg(feature = "tokio-io")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
         impl tokio::io::AsyncRead for $half {
             fn poll_read(
                 self: std::pin::Pin<&mut Self>,
@@ -316,6 +317,7 @@ macro_rules! write_half {
         }
 
         #[cfg(feature = "tokio-io")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
         impl tokio::io::AsyncWrite for $half {
             fn poll_write(
                 self: std::pin::Pin<&mut Self>,

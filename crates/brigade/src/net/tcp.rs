@@ -47,6 +47,7 @@ impl ReadHalf<'_> {
 
     /// Polls a read that does not consume; see [`TcpStream::poll_peek`].
     #[cfg(feature = "tokio-io")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
     pub fn poll_peek(
         &mut self,
         cx: &mut std::task::Context<'_>,
@@ -64,6 +65,7 @@ impl OwnedReadHalf {
 
     /// Polls a read that does not consume; see [`TcpStream::poll_peek`].
     #[cfg(feature = "tokio-io")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
     pub fn poll_peek(
         &mut self,
         cx: &mut std::task::Context<'_>,

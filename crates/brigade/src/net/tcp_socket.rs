@@ -180,10 +180,10 @@ impl TcpSocket {
     /// Must run inside a brigade runtime.
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
         self.inner.set_nonblocking(true)?;
-        if let Err(error) = self.inner.connect(&SockAddr::from(addr)) {
-            if !connect_in_progress(&error) {
-                return Err(error);
-            }
+        if let Err(error) = self.inner.connect(&SockAddr::from(addr))
+            && !connect_in_progress(&error)
+        {
+            return Err(error);
         }
         let stream = mio::net::TcpStream::from_std(self.inner.into());
         TcpStream::connecting(stream, "brigade::net::TcpSocket::connect").await

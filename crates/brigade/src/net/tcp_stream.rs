@@ -147,6 +147,7 @@ impl TcpStream {
     /// bytes fill `buf` (still unread on the socket) and their count is
     /// returned.
     #[cfg(feature = "tokio-io")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
     pub fn poll_peek(
         &self,
         cx: &mut std::task::Context<'_>,

@@ -384,6 +384,7 @@ impl Builder {
     /// # Ok::<(), brigade::BuildError>(())
     /// ```
     #[cfg(feature = "tokio-compat")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
     pub fn tokio_compat(&mut self, enabled: bool) -> &mut Self {
         self.tokio_compat = enabled;
         self
@@ -400,6 +401,7 @@ impl Builder {
     /// reports their work. They are named `{thread_name}-tokio-{n}`, the
     /// name cut to fit the 15 bytes Linux keeps.
     #[cfg(feature = "tokio-compat")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
     pub fn tokio_compat_threads(&mut self, count: usize) -> &mut Self {
         self.tokio_compat_threads = count;
         self

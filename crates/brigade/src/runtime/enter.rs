@@ -154,16 +154,16 @@ impl Drop for EnterGuard<'_> {
         if !context_alive() {
             return;
         }
-        if let Removed::OutOfOrder = remove(self.id) {
-            if !std::thread::panicking() {
-                panic!(
-                    "`brigade::runtime::EnterGuard`s dropped out of order: guards returned by \
-                     `Handle::enter` must be dropped in the reverse order of their creation, \
-                     and before the `block_on`, task poll or closure they were taken in ends. \
-                     This guard's runtime is no longer current; the thread's context is that \
-                     of the entries still alive"
-                );
-            }
+        if let Removed::OutOfOrder = remove(self.id)
+            && !std::thread::panicking()
+        {
+            panic!(
+                "`brigade::runtime::EnterGuard`s dropped out of order: guards returned by \
+                 `Handle::enter` must be dropped in the reverse order of their creation, \
+                 and before the `block_on`, task poll or closure they were taken in ends. \
+                 This guard's runtime is no longer current; the thread's context is that \
+                 of the entries still alive"
+            );
         }
     }
 }

@@ -335,8 +335,11 @@ impl Core {
                 "worker {} enters block_in_place; a spare worker takes its place",
                 self.index
             );
-            let reason = format_args!("worker {} is in block_in_place", self.index);
-            super::compensation::spare::start_spares(shared, &reason);
+            // Inline: a `format_args!` held in a `let` needs Rust 1.89.
+            super::compensation::spare::start_spares(
+                shared,
+                &format_args!("worker {} is in block_in_place", self.index),
+            );
         }
         // Not a long poll: the blocking is declared, so the stretch ends here.
         shared.metrics.worker(self.index).watch.flip();
@@ -348,7 +351,7 @@ impl Core {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         let new_epoch = self.loop_gate.is_new_epoch(|| self.shared.clock_nanos());
-        if tick % EVENT_INTERVAL == 0 {
+        if tick.is_multiple_of(EVENT_INTERVAL) {
             self.shared.driver.poll_nonblocking();
         } else if new_epoch {
             self.poll_for_epoch(self.loop_gate.epoch());
@@ -357,7 +360,7 @@ impl Core {
             return Some(runnable);
         }
         let injector_first = self.injector_first.replace(false);
-        if (injector_first || tick % GLOBAL_QUEUE_INTERVAL == 0)
+        if (injector_first || tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL))
             && let Some(runnable) = self.take_from_injector()
         {
             return Some(runnable);

@@ -79,8 +79,11 @@ pub(crate) fn compensate(
                     stretch.ran_for,
                     stretch.location
                 );
-                let reason = format_args!("worker {} is stuck", stretch.slot);
-                super::spare::start_spares(shared, &reason);
+                // Inline: a `format_args!` held in a `let` needs Rust 1.89.
+                super::spare::start_spares(
+                    shared,
+                    &format_args!("worker {} is stuck", stretch.slot),
+                );
             }
             MonitorCover::TakenBack => shared.idle.notify_spare(compensation.first_spare()),
             MonitorCover::Taken => {}

@@ -71,7 +71,7 @@ impl Run {
                 let mut spawned = Vec::new();
                 let mut n = 0u64;
                 while !stop.load(Ordering::SeqCst) && spawned.len() < 5_000 {
-                    let never = n % 2 == 0;
+                    let never = n.is_multiple_of(2);
                     let task = tracked_task(&ledger, "racing_spawn", op, async move {
                         if never {
                             pending::<()>().await;
