@@ -54,7 +54,7 @@ fn print_tables(results: &[CaseResult], config: &Config) {
             mixed_load::CaseKind::Idle => "no background".to_owned(),
             _ => mixed_load::workload(config),
         };
-        println!("\n{} ({workload}):", result.case.label());
+        println!("\n{}, {workload}:", result.case.label());
         print!("{}", mixed_load::format_table(&result.outcomes));
         let relative = mixed_load::format_relative_throughput(&result.outcomes);
         if !relative.is_empty() {

@@ -53,7 +53,7 @@ impl Case {
             CaseKind::Idle => "foreground alone".to_owned(),
             CaseKind::Quiet => "quiet host".to_owned(),
             CaseKind::Crowded => format!(
-                "crowded host: {} busy neighbour{}",
+                "crowded host ({} busy neighbour{})",
                 self.neighbours,
                 if self.neighbours == 1 { "" } else { "s" }
             ),
@@ -140,7 +140,7 @@ mod tests {
         assert_eq!(names(&cases[1]), busy);
         assert_eq!(names(&cases[2]), busy);
         assert_eq!((cases[1].neighbours, cases[2].neighbours), (0, 1));
-        assert_eq!(cases[2].label(), "crowded host: 1 busy neighbour");
+        assert_eq!(cases[2].label(), "crowded host (1 busy neighbour)");
     }
 
     #[test]
@@ -151,7 +151,7 @@ mod tests {
         let cases = plan(VARIANTS, 3, |name| name.contains("tokio/"));
         let kinds: Vec<CaseKind> = cases.iter().map(|case| case.kind).collect();
         assert_eq!(kinds, [CaseKind::Quiet, CaseKind::Crowded]);
-        assert_eq!(cases[1].label(), "crowded host: 3 busy neighbours");
+        assert_eq!(cases[1].label(), "crowded host (3 busy neighbours)");
         assert!(plan(VARIANTS, 1, |_| false).is_empty());
     }
 }

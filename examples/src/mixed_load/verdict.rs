@@ -1,17 +1,18 @@
-//! The verdict: a line per case that says what the tables show, brigade's
-//! `yield_if_busy` against tokio's `yield_now` (the call it replaces), e.g.
-//! "quiet host: foreground p99 brigade 0.21 ms, tokio 3.3 ms (15× lower) at
-//! background share 0.94 against 0.97".
+//! The verdict: a few words per case that say what the tables show,
+//! brigade's `yield_if_busy` against tokio's `yield_now` (the call it
+//! replaces), e.g. "quiet host: foreground p99: brigade 0.21 ms, tokio 3.3
+//! ms (15× lower) at background share 0.94 against 0.97", and brigade's
+//! plain `yield_now` (code written for tokio) on a line of its own.
 
 use std::fmt::Write as _;
 
 use super::{CaseKind, CaseResult, Outcome};
 
-/// The first line of the verdict: what is compared, and which way is
+/// The first lines of the verdict: what is compared, and which way is
 /// better.
-pub const VERDICT_HEADING: &str = "verdict (foreground p99: lower is better; background share \
-     of the workers' CPU: higher is better; brigade = yield_if_busy, tokio = yield_now after \
-     each background unit):";
+pub const VERDICT_HEADING: &str = "\
+verdict: foreground p99 (lower is better) and the background's share of the workers' CPU
+(higher is better); brigade = yield_if_busy, tokio = yield_now after each background unit:";
 
 /// A latency in ms with two significant digits or so: `0.21 ms`, `3.3 ms`,
 /// `398 ms`, `1.2 s`.
@@ -56,9 +57,9 @@ fn latency(outcome: &Outcome) -> String {
     p99(outcome).map_or_else(|| "starved".to_owned(), format_ms)
 }
 
-/// The verdict's line for one case, or `None` if none of the variants it
-/// compares ran.
-pub fn case_verdict(result: &CaseResult) -> Option<String> {
+/// The verdict on one case: its label and a line or two, or `None` if
+/// none of the variants it compares ran.
+pub fn case_verdict(result: &CaseResult) -> Option<(String, Vec<String>)> {
     let busy = result.case.kind != CaseKind::Idle;
     let (brigade, tokio) = if busy {
         ("brigade/yield_if_busy", "tokio/yield_now")
@@ -69,34 +70,28 @@ pub fn case_verdict(result: &CaseResult) -> Option<String> {
         .into_iter()
         .filter_map(|(runtime, name)| Some((runtime, result.outcome(name)?)))
         .collect();
-    let mut segments = Vec::new();
+    let mut lines = Vec::new();
     if !sides.is_empty() {
-        segments.push(main_segment(&sides, busy));
+        lines.push(main_line(&sides, busy));
     }
     if busy && let Some(plain) = result.outcome("brigade/yield_now") {
-        segments.push(format!(
-            "brigade's plain yield_now {} at {:.2}",
+        lines.push(format!(
+            "brigade's plain yield_now: {} at background share {:.2}",
             latency(plain),
             plain.background_share()
         ));
     }
-    (!segments.is_empty()).then(|| {
-        format!(
-            "{}: foreground p99 {}",
-            result.case.label(),
-            segments.join("; ")
-        )
-    })
+    (!lines.is_empty()).then(|| (result.case.label(), lines))
 }
 
-/// `brigade 0.21 ms, tokio 3.3 ms (15× lower) at background share 0.94
-/// against 0.97`, for the sides that ran.
-fn main_segment(sides: &[(&str, &Outcome)], busy: bool) -> String {
+/// `foreground p99: brigade 0.21 ms, tokio 3.3 ms (15× lower) at background
+/// share 0.94 against 0.97`, for the sides that ran.
+fn main_line(sides: &[(&str, &Outcome)], busy: bool) -> String {
     let latencies: Vec<String> = sides
         .iter()
         .map(|(runtime, outcome)| format!("{runtime} {}", latency(outcome)))
         .collect();
-    let mut segment = latencies.join(", ");
+    let mut segment = format!("foreground p99: {}", latencies.join(", "));
     if let [(_, brigade), (_, tokio)] = sides
         && let (Some(brigade_us), Some(tokio_us)) = (p99(brigade), p99(tokio))
     {
@@ -112,17 +107,30 @@ fn main_segment(sides: &[(&str, &Outcome)], busy: bool) -> String {
     segment
 }
 
-/// The verdict: [`VERDICT_HEADING`], then a line per case that has
-/// something to compare.
+/// The verdict: [`VERDICT_HEADING`], then each case that has something to
+/// compare, its label in a column of its own.
 pub fn format_verdict(results: &[CaseResult]) -> String {
-    let mut text = String::new();
-    for line in results.iter().filter_map(case_verdict) {
-        let _ = writeln!(text, "  {line}");
+    let verdicts: Vec<(String, Vec<String>)> = results.iter().filter_map(case_verdict).collect();
+    if verdicts.is_empty() {
+        return String::new();
     }
-    if text.is_empty() {
-        return text;
+    let width = verdicts
+        .iter()
+        .map(|(label, _)| label.chars().count() + 1)
+        .max()
+        .unwrap_or(0);
+    let mut text = format!("{VERDICT_HEADING}\n");
+    for (label, lines) in verdicts {
+        for (index, line) in lines.iter().enumerate() {
+            let label = if index == 0 {
+                format!("{label}:")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(text, "  {label:<width$}  {line}");
+        }
     }
-    format!("{VERDICT_HEADING}\n{text}")
+    text
 }
 
 #[cfg(test)]
@@ -170,10 +178,15 @@ mod tests {
                 flat("tokio/yield_now", 3_300, 0.97),
             ],
         };
+        let (label, lines) = case_verdict(&result).unwrap();
+        assert_eq!(label, "quiet host");
         assert_eq!(
-            case_verdict(&result).unwrap(),
-            "quiet host: foreground p99 brigade 0.21 ms, tokio 3.3 ms (16× lower) \
-             at background share 0.94 against 0.97; brigade's plain yield_now 0.23 ms at 0.94"
+            lines,
+            [
+                "foreground p99: brigade 0.21 ms, tokio 3.3 ms (16× lower) \
+                 at background share 0.94 against 0.97",
+                "brigade's plain yield_now: 0.23 ms at background share 0.94"
+            ]
         );
     }
 
@@ -184,8 +197,8 @@ mod tests {
             outcomes: vec![flat("idle/brigade", 170, 0.0), flat("idle/tokio", 180, 0.0)],
         };
         assert_eq!(
-            case_verdict(&idle).unwrap(),
-            "foreground alone: foreground p99 brigade 0.17 ms, tokio 0.18 ms (level)"
+            case_verdict(&idle).unwrap().1,
+            ["foreground p99: brigade 0.17 ms, tokio 0.18 ms (level)"]
         );
         let crowded = CaseResult {
             case: case(CaseKind::Crowded),
@@ -196,8 +209,14 @@ mod tests {
         };
         assert_eq!(
             case_verdict(&crowded).unwrap(),
-            "crowded host: 1 busy neighbour: foreground p99 brigade 0.19 ms, tokio starved \
-             at background share 1.00 against 0.99"
+            (
+                "crowded host (1 busy neighbour)".to_owned(),
+                vec![
+                    "foreground p99: brigade 0.19 ms, tokio starved \
+                     at background share 1.00 against 0.99"
+                        .to_owned()
+                ]
+            )
         );
     }
 
@@ -208,8 +227,8 @@ mod tests {
             outcomes: vec![flat("brigade/yield_now", 500, 0.9)],
         };
         assert_eq!(
-            case_verdict(&only_plain).unwrap(),
-            "quiet host: foreground p99 brigade's plain yield_now 0.50 ms at 0.90"
+            case_verdict(&only_plain).unwrap().1,
+            ["brigade's plain yield_now: 0.50 ms at background share 0.90"]
         );
         let nothing = CaseResult {
             case: case(CaseKind::Quiet),
@@ -219,6 +238,33 @@ mod tests {
         assert_eq!(format_verdict(&[nothing]), "");
         let verdict = format_verdict(&[only_plain]);
         assert!(verdict.starts_with(VERDICT_HEADING), "{verdict}");
-        assert_eq!(verdict.lines().count(), 2, "{verdict}");
+        assert_eq!(verdict.lines().count(), 3, "{verdict}");
+    }
+
+    #[test]
+    fn the_verdict_aligns_the_cases_lines() {
+        let idle = CaseResult {
+            case: case(CaseKind::Idle),
+            outcomes: vec![flat("idle/brigade", 170, 0.0), flat("idle/tokio", 180, 0.0)],
+        };
+        let quiet = CaseResult {
+            case: case(CaseKind::Quiet),
+            outcomes: vec![
+                flat("brigade/yield_if_busy", 210, 0.94),
+                flat("brigade/yield_now", 230, 0.935),
+                flat("tokio/yield_now", 3_300, 0.97),
+            ],
+        };
+        let verdict = format_verdict(&[idle, quiet]);
+        let lines: Vec<&str> = verdict.lines().skip(2).collect();
+        assert_eq!(
+            lines,
+            [
+                "  foreground alone:  foreground p99: brigade 0.17 ms, tokio 0.18 ms (level)",
+                "  quiet host:        foreground p99: brigade 0.21 ms, tokio 3.3 ms (16× lower) \
+                 at background share 0.94 against 0.97",
+                "                     brigade's plain yield_now: 0.23 ms at background share 0.94",
+            ]
+        );
     }
 }
