@@ -100,6 +100,37 @@ pub fn describe(config: &Config) -> String {
     )
 }
 
+/// Why figures measured under scheduling `policy` (as `sched_getscheduler`
+/// returns it) mean nothing, or `None` where they do. Under `SCHED_IDLE`
+/// (`chrt -i`) a thread woken while the others spin waits for the next
+/// scheduler tick: every busy variant's latency becomes a multiple of
+/// the tick (4 ms at 250 Hz), whatever the runtime does.
+pub fn policy_warning(policy: i32) -> Option<&'static str> {
+    (policy == SCHED_IDLE).then_some(
+        "warning: this process runs under SCHED_IDLE (chrt -i), where a woken thread waits \
+         for the next scheduler tick while the others spin: the busy cases' latencies measure \
+         the tick, not the runtimes. Run it with plain `nice` instead.",
+    )
+}
+
+/// Linux's `SCHED_IDLE` (libc has it only on Linux).
+const SCHED_IDLE: i32 = 5;
+
+/// [`policy_warning`] for this process.
+fn own_policy_warning() -> Option<&'static str> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sched_getscheduler only reads the policy of the calling
+        // process (pid 0); it takes no pointers.
+        let policy = unsafe { libc::sched_getscheduler(0) };
+        policy_warning(policy)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
 /// "64 background tasks × 100 µs units".
 pub fn workload(config: &Config) -> String {
     format!(
@@ -122,6 +153,9 @@ pub fn chart_info(config: &Config) -> ChartInfo {
 /// interleaved.
 pub fn run(config: &Config) -> io::Result<Vec<CaseResult>> {
     println!("{}", describe(config));
+    if let Some(warning) = own_policy_warning() {
+        println!("{warning}");
+    }
     let mut results: Vec<CaseResult> = config
         .plan()
         .into_iter()
@@ -235,6 +269,14 @@ pub(crate) mod tests {
             "{line}"
         );
         assert_eq!(chart_info(&config).workload, workload(&config));
+    }
+
+    #[test]
+    fn sched_idle_is_warned_of() {
+        assert!(policy_warning(SCHED_IDLE).unwrap().contains("chrt -i"));
+        assert_eq!(policy_warning(0), None, "SCHED_OTHER");
+        #[cfg(target_os = "linux")]
+        assert_eq!(SCHED_IDLE, libc::SCHED_IDLE);
     }
 
     #[test]
