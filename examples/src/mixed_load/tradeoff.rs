@@ -25,7 +25,7 @@ const TOP: f64 = 92.0;
 /// The plot's bottom unless the legend needs more room.
 const MIN_BOTTOM: f64 = 430.0;
 const LEGEND_ROW: f64 = 18.0;
-const RADIUS: f64 = 7.0;
+const RADIUS: f64 = 8.0;
 
 /// The share axis: `low` to `high`, ticks every `step`.
 struct ShareScale {
@@ -72,7 +72,7 @@ impl ShareScale {
 /// A marker's shape, by case: a circle on the quiet host, a triangle on the
 /// crowded one.
 fn marker(kind: CaseKind, x: f64, y: f64, radius: f64, fill: &str) -> String {
-    let style = format!(r#"fill="{fill}" stroke="white" stroke-width="1.5""#);
+    let style = format!(r#"fill="{fill}" stroke="white" stroke-width="1""#);
     match kind {
         CaseKind::Crowded => {
             let r = radius * 1.25;
@@ -146,7 +146,7 @@ pub fn render_tradeoff_svg(results: &[CaseResult], info: &ChartInfo) -> String {
                 .iter()
                 .filter(|(other_x, other_y)| (other_x - x).hypot(other_y - y) < RADIUS * 1.5)
                 .count();
-            let radius = (RADIUS - 2.0 * under as f64).max(2.5);
+            let radius = (RADIUS - 3.0 * under as f64).max(2.5);
             svg.raw(&marker(
                 result.case.kind,
                 x,
