@@ -55,7 +55,9 @@ fn foreground_round_trip(c: &mut Criterion) {
                 })
             });
             drop(client);
-            running.stop();
+            if let Some(metrics) = running.stop().brigade_metrics {
+                eprintln!("  {metrics}");
+            }
         }
         group.finish();
     }

@@ -199,6 +199,7 @@ fn headline_round(kind: RuntimeKind, workers: usize, duration: Duration) -> Outc
     let unit_iterations = calibrate(HEADLINE_UNIT_US, workers);
     mixed_load::run_variant(&config, variant, unit_iterations)
         .unwrap_or_else(|error| panic!("mixed_load {name} on {workers} workers failed: {error}"))
+        .0
 }
 
 /// Every selected workload at `workers`, `settings.rounds` times over.

@@ -3,9 +3,11 @@
 //! calibrated busy work, the busy neighbour processes that crowd the host, the workloads written once for both runtimes, the
 //! scaling bench's settings and tables, and the mixed-load, stuck-worker,
 //! flood, `http_import` and `kv` demos and the soak test (configuration,
-//! measurement, report and chart), kept in a library so that it is
-//! unit-tested by `cargo test --workspace`.
+//! measurement, report and chart), and the brigade/tokio summary of the
+//! criterion benches, kept in a library so that it is unit-tested by
+//! `cargo test --workspace`.
 
+pub mod bench_summary;
 pub mod bursts;
 pub mod busy;
 mod flags;

@@ -1,150 +1,222 @@
-//! The SVG chart: p50, p99 and p99.9 foreground latency per variant, on a
-//! logarithmic axis (the variants span five orders of magnitude).
+//! The latency chart: p50, p99 and p99.9 foreground latency per variant,
+//! a row of three horizontal bars each, grouped by case, on a logarithmic
+//! axis (the variants span orders of magnitude). Rows keep every label on
+//! a line of its own, however many variants run.
 
 use std::fmt::Write as _;
 
-use super::Outcome;
+use super::svg::{ChartInfo, LogScale, Svg, escape, format_period, text_width};
+use super::{CaseResult, Outcome};
 
-pub(super) const WIDTH: f64 = 900.0;
-pub(super) const HEIGHT: f64 = 460.0;
-pub(super) const LEFT: f64 = 80.0;
-pub(super) const RIGHT: f64 = 20.0;
-pub(super) const TOP: f64 = 50.0;
-pub(super) const BOTTOM: f64 = 110.0;
-/// The axis spans 10 µs to 10 s.
-const MIN_EXP: f64 = 1.0;
-const MAX_EXP: f64 = 7.0;
+const WIDTH: f64 = 900.0;
+/// Room right of the plot for the p99 figure at the end of the longest bar.
+const RIGHT: f64 = 70.0;
+/// The legend's baseline; the plot starts below it.
+const LEGEND_Y: f64 = 68.0;
+const TOP: f64 = 84.0;
+const CASE_HEADER: f64 = 24.0;
+const ROW: f64 = 36.0;
+const BAR: f64 = 9.0;
+const LABEL_SIZE: f64 = 11.0;
 const SERIES: [(f64, &str, &str); 3] = [
-    (0.50, "p50", "#4e79a7"),
-    (0.99, "p99", "#f28e2b"),
-    (0.999, "p99.9", "#e15759"),
+    (0.50, "p50", "#9ecae1"),
+    (0.99, "p99", "#2171b5"),
+    (0.999, "p99.9", "#fd8d3c"),
 ];
 
-/// The y coordinate of `micros` on the logarithmic latency axis.
-pub(super) fn y_for(micros: f64) -> f64 {
-    let exponent = micros.max(1.0).log10().clamp(MIN_EXP, MAX_EXP);
-    let plot_height = HEIGHT - TOP - BOTTOM;
-    TOP + plot_height * (1.0 - (exponent - MIN_EXP) / (MAX_EXP - MIN_EXP))
-}
-
-/// Escapes text for SVG.
-pub(super) fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// An SVG document's opening, white background and `title`.
-pub(super) fn svg_start(title: &str) -> String {
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        svg,
-        r#"<text x="{}" y="24" text-anchor="middle" font-size="15">{}</text>"#,
-        WIDTH / 2.0,
-        escape(title)
-    );
-    svg
-}
-
-/// Draws the logarithmic latency axis: decade grid lines, labels and the
-/// axis title.
-pub(super) fn latency_axis(svg: &mut String) {
-    let labels = ["10 µs", "100 µs", "1 ms", "10 ms", "100 ms", "1 s", "10 s"];
-    for (index, label) in labels.iter().enumerate() {
-        let y = y_for(10f64.powi(index as i32 + 1));
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{label}</text>"##,
-            WIDTH - RIGHT,
-            LEFT - 6.0,
-            y + 4.0
-        );
+/// A variant's latencies at [`SERIES`]' quantiles, or `None` if its
+/// foreground starved.
+fn quantiles(outcome: &Outcome) -> Option<[f64; 3]> {
+    let latencies = &outcome.foreground.latencies_us;
+    if outcome.foreground.starved || latencies.is_empty() {
+        return None;
     }
-    let _ = writeln!(
-        svg,
-        r#"<text transform="translate(18,{:.1}) rotate(-90)" text-anchor="middle">foreground latency (log scale)</text>"#,
-        (TOP + HEIGHT - BOTTOM) / 2.0
-    );
+    Some(SERIES.map(|(quantile, ..)| latencies.value_at_quantile(quantile) as f64))
 }
 
-/// Renders the chart; `title` goes on top.
-pub fn render_svg(outcomes: &[Outcome], title: &str) -> String {
-    let mut svg = svg_start(title);
-    latency_axis(&mut svg);
-    // Bars.
-    let group_width = (WIDTH - LEFT - RIGHT) / outcomes.len().max(1) as f64;
-    let bar_width = group_width * 0.8 / SERIES.len() as f64;
-    let baseline = y_for(1.0);
-    for (index, outcome) in outcomes.iter().enumerate() {
-        let group_x = LEFT + group_width * index as f64 + group_width * 0.1;
-        let latencies = &outcome.foreground.latencies_us;
-        if outcome.foreground.starved || latencies.is_empty() {
-            let _ = writeln!(
-                svg,
-                r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#e15759">starved</text>"##,
-                group_x + group_width * 0.4,
-                baseline - 8.0
-            );
-        } else {
-            for (series, (quantile, _, colour)) in SERIES.iter().enumerate() {
-                let y = y_for(latencies.value_at_quantile(*quantile) as f64);
-                let _ = writeln!(
-                    svg,
-                    r#"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{colour}"/>"#,
-                    group_x + bar_width * series as f64,
-                    bar_width - 1.0,
-                    (baseline - y).max(0.5)
-                );
-            }
+/// Renders the chart for `results`, titled with `info`.
+pub fn render_svg(results: &[CaseResult], info: &ChartInfo) -> String {
+    let outcomes = || results.iter().flat_map(|result| &result.outcomes);
+    let longest = outcomes()
+        .map(|outcome| text_width(&outcome.name, LABEL_SIZE))
+        .fold(0.0, f64::max);
+    let left = (longest + 24.0).max(150.0);
+    let rows = outcomes().count() as f64;
+    let bottom = TOP + CASE_HEADER * results.len() as f64 + ROW * rows;
+    let height = bottom + 50.0;
+    let scale = LogScale::fit(
+        outcomes().filter_map(quantiles).flat_map(|q| [q[0], q[2]]),
+        left,
+        WIDTH - RIGHT,
+    );
+    let mut svg = Svg::new(WIDTH, height);
+    svg.title(
+        &format!("Foreground latency: {}", info.describe()),
+        &format!(
+            "a 1-byte request every {} while the background keeps every worker busy; \
+             p50, p99 and p99.9 per variant",
+            format_period(info.period_us)
+        ),
+    );
+    let any_starved = outcomes().any(|outcome| quantiles(outcome).is_none());
+    legend(&mut svg, left, any_starved);
+    latency_axis(&mut svg, &scale, bottom);
+    let mut y = TOP;
+    for result in results {
+        svg.text(
+            10.0,
+            y + 16.0,
+            r#"font-weight="bold" font-size="12""#,
+            &result.case.label(),
+        );
+        y += CASE_HEADER;
+        for outcome in &result.outcomes {
+            row(&mut svg, &scale, outcome, y);
+            y += ROW;
         }
-        let label_x = group_x + group_width * 0.4;
-        let label_y = baseline + 14.0;
-        let _ = writeln!(
-            svg,
-            r#"<text x="{label_x:.1}" y="{label_y:.1}" text-anchor="end" transform="rotate(-30 {label_x:.1} {label_y:.1})">{}</text>"#,
-            escape(&outcome.name)
+        svg.raw(&format!(
+            r##"<line x1="10" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#bbb"/>"##,
+            WIDTH - 10.0
+        ));
+    }
+    svg.finish()
+}
+
+/// The swatches of p50, p99 and p99.9, in a row above the plot, and what
+/// "starved" means if a row says it.
+fn legend(svg: &mut Svg, left: f64, any_starved: bool) {
+    let mut x = left;
+    for (_, name, colour) in SERIES {
+        svg.raw(&format!(
+            r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{colour}"/>"#,
+            LEGEND_Y - 10.0
+        ));
+        svg.text(x + 16.0, LEGEND_Y, "", name);
+        x += 16.0 + text_width(name, 12.0) + 18.0;
+    }
+    if any_starved {
+        svg.text(
+            x,
+            LEGEND_Y,
+            r##"fill="#c0392b""##,
+            "starved: no reply within the run",
         );
     }
-    // Legend.
-    for (index, (_, name, colour)) in SERIES.iter().enumerate() {
-        let x = WIDTH - RIGHT - 210.0 + 70.0 * index as f64;
-        let _ = writeln!(
-            svg,
-            r#"<rect x="{x}" y="34" width="12" height="12" fill="{colour}"/><text x="{}" y="44">{name}</text>"#,
-            x + 16.0
+}
+
+/// Vertical grid lines at the ticks, decade labels under the plot and the
+/// axis title.
+fn latency_axis(svg: &mut Svg, scale: &LogScale, bottom: f64) {
+    for (micros, label) in scale.ticks() {
+        let x = scale.at(micros);
+        let stroke = if label.is_some() { "#ccc" } else { "#eee" };
+        svg.raw(&format!(
+            r#"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{bottom:.1}" stroke="{stroke}"/>"#
+        ));
+        if let Some(label) = label {
+            svg.text(x, bottom + 16.0, r#"text-anchor="middle""#, &label);
+        }
+    }
+    svg.text(
+        (scale.low + scale.high) / 2.0,
+        bottom + 38.0,
+        r#"text-anchor="middle""#,
+        "foreground latency, log scale (shorter bars are better)",
+    );
+}
+
+/// One variant's row: its name, then its three bars and the p99 figure, or
+/// the starved band.
+fn row(svg: &mut Svg, scale: &LogScale, outcome: &Outcome, y: f64) {
+    svg.text(
+        scale.low - 8.0,
+        y + ROW / 2.0 + 4.0,
+        &format!(r#"text-anchor="end" font-size="{LABEL_SIZE}""#),
+        &outcome.name,
+    );
+    let Some(values) = quantiles(outcome) else {
+        svg.raw(&format!(
+            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e15759" fill-opacity="0.15"/>"##,
+            scale.low,
+            y + 4.0,
+            scale.high - scale.low,
+            ROW - 8.0
+        ));
+        svg.text(
+            scale.low + 8.0,
+            y + ROW / 2.0 + 4.0,
+            r##"fill="#c0392b""##,
+            "starved",
+        );
+        return;
+    };
+    let mut bars = String::new();
+    for (index, (value, (_, _, colour))) in values.iter().zip(SERIES).enumerate() {
+        let bar_y = y + 4.0 + (BAR + 1.0) * index as f64;
+        let _ = write!(
+            bars,
+            r#"<rect x="{:.1}" y="{bar_y:.1}" width="{:.1}" height="{BAR}" fill="{colour}"/>"#,
+            scale.low,
+            (scale.at(*value) - scale.low).max(1.0),
         );
     }
-    svg.push_str("</svg>\n");
-    svg
+    svg.raw(&bars);
+    let p99 = values[1];
+    svg.raw(&format!(
+        r##"<text x="{:.1}" y="{:.1}" font-size="10" fill="#2171b5">{}</text>"##,
+        scale.at(p99) + 4.0,
+        y + 4.0 + BAR + 1.0 + BAR - 1.0,
+        escape(&super::format_ms(p99 as u64))
+    ));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::mixed_load::report::tests::outcome;
+    use crate::mixed_load::svg::tests::assert_no_text_overlaps;
+    use crate::mixed_load::tests::{every_variant_results, info};
 
     #[test]
-    fn chart_is_an_svg_with_bars_and_labels() {
-        let svg = render_svg(
-            &[
-                outcome("a<b", &[100, 200, 5000], false, 0.5),
-                outcome("starving", &[], true, 0.9),
-            ],
-            "title & more",
-        );
+    fn a_row_per_variant_with_three_bars_and_a_starved_band() {
+        let results = every_variant_results();
+        let svg = render_svg(&results, &info());
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        let rows: usize = results.iter().map(|result| result.outcomes.len()).sum();
+        let starved = results
+            .iter()
+            .flat_map(|result| &result.outcomes)
+            .filter(|outcome| outcome.foreground.starved)
+            .count();
+        assert!(starved > 0);
+        // Three bars per served row, a band per starved one, three legend
+        // swatches, the background.
         assert_eq!(
-            svg.matches("<rect x=").count(),
-            3 + 3,
-            "three bars and three legend swatches"
+            svg.matches("<rect").count(),
+            3 * (rows - starved) + starved + 3 + 1
         );
-        assert!(
-            svg.contains("a&lt;b") && svg.contains("title &amp; more") && svg.contains("starved")
-        );
+        assert_eq!(svg.matches(">starved</text>").count(), starved);
+        for result in &results {
+            assert!(svg.contains(&escape(&result.case.label())));
+        }
+        assert!(svg.contains("2-core host") && svg.contains("64 background tasks × 100 µs"));
+        assert!(svg.contains("shorter bars are better"));
+        assert_no_text_overlaps(&svg);
+    }
+
+    #[test]
+    fn names_are_escaped_and_long_ones_widen_the_label_column() {
+        let results = [CaseResult {
+            case: crate::mixed_load::plan(crate::mixed_load::VARIANTS, 0, |_| true).remove(1),
+            outcomes: vec![outcome(
+                "a<b/with_a_much_longer_name_than_any_variant_has",
+                &[100, 200, 5000],
+                false,
+                0.5,
+            )],
+        }];
+        let svg = render_svg(&results, &info());
+        assert!(svg.contains("a&lt;b/with"));
+        assert_no_text_overlaps(&svg);
     }
 }

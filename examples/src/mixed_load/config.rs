@@ -2,29 +2,43 @@
 
 use std::path::PathBuf;
 
-use crate::flags::{parse_number, parse_positive};
 use std::time::Duration;
+
+use super::VARIANTS;
+use super::plan::{Case, demo_variants, plan};
+use crate::flags::{parse_number, parse_positive};
 
 /// Usage text.
 pub const HELP: &str = "\
-usage: mixed_load [--bg B] [--unit-us U] [--secs S] [--workers W] [--only NAME] [--out PATH]
-                  [--period-us P] [--rounds R] [--driver-thread] [--neighbours N]
+usage: mixed_load [--all] [--bg B] [--unit-us U] [--secs S] [--workers W] [--neighbours N]
+                  [--only NAME] [--out PATH] [--period-us P] [--rounds R] [--driver-thread]
 
-  --bg B        background tasks (default 8)
-  --unit-us U   µs of CPU work per background unit (default 10)
-  --secs S      seconds per variant (default 3; fractions allowed)
+Foreground request latency while background tasks keep every worker busy, brigade
+against tokio. Without flags it runs three cases: the foreground alone (the idle
+references), a quiet host and a crowded host, with brigade's yield_if_busy, brigade's
+plain yield_now and tokio's yield_now after each background unit, and ends with a
+verdict per case.
+
+  --all         every variant (no_yield references, consume_budget, elastic, ...),
+                not only the three above
+  --bg B        background tasks (default 64)
+  --unit-us U   µs of CPU work per background unit (default 100)
+  --secs S      seconds per variant (default 4; fractions allowed)
   --workers W   worker threads (default: available parallelism)
-  --only NAME   run only variants whose name contains NAME (e.g. brigade, tokio, idle;
-                several, comma-separated: any of them)
-  --out PATH    where to write the SVG chart (default target/brigade-report/mixed_load.svg)
+  --neighbours N
+                busy threads, in processes of their own, beside each variant of the
+                crowded-host case (after its calibration); default 1, 0 leaves the
+                case out
+  --only NAME   run only variants whose name contains NAME, picked from all of them
+                (e.g. brigade, tokio, idle, consume_budget; several, comma-separated:
+                any of them)
+  --out PATH    where to write the latency chart; the trade-off chart goes beside it
+                (default target/brigade-report/mixed_load.svg)
   --period-us P µs between foreground requests (default 1000)
   --rounds R    run the selected variants R times over, interleaved (default 1);
                 latencies are pooled, background figures are the median round
   --driver-thread
-                brigade with its fallback driver thread (Builder::driver_thread)
-  --neighbours N
-                crowd the host: N busy threads in processes of their own run beside
-                each variant (after its calibration); default 0";
+                brigade with its fallback driver thread (Builder::driver_thread)";
 
 /// The demo's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +51,10 @@ pub struct Config {
     pub duration: Duration,
     /// Worker threads.
     pub workers: usize,
-    /// Run only variants whose name contains this.
+    /// Run every variant, not only the demo's ([`DEMO_VARIANTS`](super::DEMO_VARIANTS)).
+    pub all: bool,
+    /// Run only variants whose name contains this (any of its
+    /// comma-separated parts), picked from every variant.
     pub only: Option<String>,
     /// Where the SVG chart goes.
     pub out: PathBuf,
@@ -50,23 +67,24 @@ pub struct Config {
     /// the background throughput of each round be compared with the same
     /// round's reference, run moments apart on a machine whose speed drifts.
     pub rounds: usize,
-    /// Busy neighbour processes crowding the host while each variant runs
-    /// (`crate::neighbours`).
+    /// Busy neighbour processes crowding the host while each variant of the
+    /// crowded-host case runs (`crate::neighbours`); 0 leaves the case out.
     pub neighbours: usize,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
-            background_tasks: 8,
-            unit_us: 10,
-            duration: Duration::from_secs(3),
+            background_tasks: 64,
+            unit_us: 100,
+            duration: Duration::from_secs(4),
             workers: crate::harness::available_cores(),
+            all: false,
             only: None,
             driver_thread: false,
             period: Duration::from_millis(1),
             rounds: 1,
-            neighbours: 0,
+            neighbours: 1,
             out: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("../target/brigade-report/mixed_load.svg"),
         }
@@ -102,6 +120,7 @@ impl Config {
                         })?;
                     config.duration = Duration::from_secs_f64(secs);
                 }
+                "--all" => config.all = true,
                 "--only" => config.only = Some(value()?),
                 "--out" => config.out = PathBuf::from(value()?),
                 "--driver-thread" => config.driver_thread = true,
@@ -122,11 +141,23 @@ impl Config {
             .as_deref()
             .is_none_or(|only| only.split(',').any(|part| name.contains(part)))
     }
+
+    /// The cases to run ([`plan`]): the demo's variants, or with `--all` or
+    /// `--only` every variant, as `--only` selects them.
+    pub fn plan(&self) -> Vec<Case> {
+        let pool = if self.all || self.only.is_some() {
+            VARIANTS.to_vec()
+        } else {
+            demo_variants()
+        };
+        plan(&pool, self.neighbours, |name| self.selects(name))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mixed_load::{CaseKind, DEMO_VARIANTS};
 
     fn parse(args: &[&str]) -> Result<Config, String> {
         Config::parse(args.iter().map(|arg| arg.to_string()))
@@ -135,13 +166,14 @@ mod tests {
     #[test]
     fn defaults_and_every_flag() {
         let defaults = parse(&[]).unwrap();
-        assert_eq!((defaults.background_tasks, defaults.unit_us), (8, 10));
-        assert_eq!(defaults.duration, Duration::from_secs(3));
+        assert_eq!((defaults.background_tasks, defaults.unit_us), (64, 100));
+        assert_eq!(defaults.duration, Duration::from_secs(4));
         let config = parse(&[
+            "--all",
             "--bg",
-            "64",
+            "8",
             "--unit-us",
-            "100",
+            "10",
             "--secs",
             "0.5",
             "--workers",
@@ -159,8 +191,9 @@ mod tests {
             "2",
         ])
         .unwrap();
-        assert_eq!(config.background_tasks, 64);
-        assert_eq!(config.unit_us, 100);
+        assert!(!defaults.all && config.all);
+        assert_eq!(config.background_tasks, 8);
+        assert_eq!(config.unit_us, 10);
         assert_eq!(config.duration, Duration::from_millis(500));
         assert_eq!(config.workers, 4);
         assert!(config.selects("brigade/yield_if_busy") && !config.selects("tokio/yield_now"));
@@ -169,7 +202,47 @@ mod tests {
         assert_eq!(defaults.period, Duration::from_millis(1));
         assert_eq!(config.period, Duration::from_millis(10));
         assert_eq!((defaults.rounds, config.rounds), (1, 3));
-        assert_eq!((defaults.neighbours, config.neighbours), (0, 2));
+        assert_eq!((defaults.neighbours, config.neighbours), (1, 2));
+    }
+
+    fn planned(args: &[&str]) -> Vec<(CaseKind, Vec<&'static str>)> {
+        let cases = parse(args).unwrap().plan();
+        cases
+            .into_iter()
+            .map(|case| {
+                let names = case.variants.iter().map(|variant| variant.name).collect();
+                (case.kind, names)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_default_runs_three_cases_of_the_demo_variants() {
+        let cases = planned(&[]);
+        let kinds: Vec<CaseKind> = cases.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(kinds, [CaseKind::Idle, CaseKind::Quiet, CaseKind::Crowded]);
+        let every: usize = cases.iter().map(|(_, names)| names.len()).sum();
+        assert_eq!(every, 2 + 3 + 3);
+        for (_, names) in &cases {
+            assert!(names.iter().all(|name| DEMO_VARIANTS.contains(name)));
+        }
+    }
+
+    #[test]
+    fn all_and_only_pick_from_every_variant() {
+        let all = planned(&["--all", "--neighbours", "0"]);
+        assert_eq!(all.len(), 2, "no crowded case without neighbours");
+        assert_eq!(all[0].1.len() + all[1].1.len(), VARIANTS.len());
+        // `--only` reaches variants outside the demo's without `--all`.
+        let only = planned(&["--only", "consume_budget,idle/tokio"]);
+        assert_eq!(
+            only,
+            [
+                (CaseKind::Idle, vec!["idle/tokio"]),
+                (CaseKind::Quiet, vec!["tokio/consume_budget"]),
+                (CaseKind::Crowded, vec!["tokio/consume_budget"]),
+            ]
+        );
     }
 
     #[test]
@@ -180,6 +253,10 @@ mod tests {
             (&["--workers", "0"][..], "--workers must be at least 1"),
             (&["--secs", "-1"][..], "--secs must be a positive number"),
             (&["--rounds", "0"][..], "--rounds must be at least 1"),
+            (
+                &["--neighbours", "-1"][..],
+                "--neighbours must be a whole number",
+            ),
             (&["--frobnicate"][..], "unknown flag"),
         ] {
             let error = parse(args).unwrap_err();

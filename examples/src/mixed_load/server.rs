@@ -43,12 +43,17 @@ pub struct Running {
 }
 
 /// What the background load did.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct BackgroundReport {
     /// Units completed by all background tasks.
     pub units: u64,
     /// How long the background ran.
     pub elapsed: Duration,
+    /// On brigade, what its metrics counted: long polls and compensations
+    /// (stuck workers are a cause of latency worth seeing next to the
+    /// figures, see `Builder::compensation_threshold`), task classes and
+    /// rescues of starving yielded work. `None` on tokio.
+    pub brigade_metrics: Option<String>,
 }
 
 impl Scenario {
@@ -110,13 +115,10 @@ impl Running {
             .iter()
             .map(|counter| counter.0.load(Ordering::Relaxed))
             .sum();
-        if let Some(rt) = self.runtime.as_brigade() {
-            // Stuck workers are a cause of latency worth seeing next to the
-            // figures (see `Builder::compensation_threshold`), and so are
-            // task classes and rescues of starving yielded work.
+        let brigade_metrics = self.runtime.as_brigade().map(|rt| {
             let metrics = rt.metrics();
-            eprintln!(
-                "  brigade: {} long polls, {} compensations, {} descheduled, {} demotions, {} promotions, {} yield-queue rescues, yield delay max {:?}",
+            format!(
+                "brigade: {} long polls, {} compensations, {} descheduled, {} demotions, {} promotions, {} yield-queue rescues, yield delay max {:?}",
                 metrics.long_polls(),
                 metrics.compensations(),
                 metrics.descheduled_stretches(),
@@ -124,13 +126,17 @@ impl Running {
                 metrics.promotions(),
                 metrics.yield_queue_rescues(),
                 metrics.yield_delay().max(),
-            );
-        }
+            )
+        });
         self.runtime.shutdown(Duration::from_secs(5));
         if let Some(server) = self.thread_server {
             server.stop();
         }
-        BackgroundReport { units, elapsed }
+        BackgroundReport {
+            units,
+            elapsed,
+            brigade_metrics,
+        }
     }
 }
 
