@@ -240,34 +240,46 @@ impl Shared {
         JoinHandle::for_blocking(task, waker)
     }
 
-    /// The schedule hook of every (non-blocking) task: where a woken task
-    /// goes. On one of this runtime's workers: the back of that worker's
-    /// deque (a task that woke itself during its poll also makes the worker
-    /// look at the injector first next). Anywhere else: the injector.
-    pub(crate) fn schedule(&self, runnable: Runnable, info: ScheduleInfo) {
+    /// Where a woken task goes, on one of this runtime's workers: the back
+    /// of that worker's deque (a task that woke itself during its poll also
+    /// makes the worker look at the injector first next). Off the workers
+    /// it gives the task back untouched, for [`schedule_remote`]: one read
+    /// of the thread's worker serves both the test and the push (see
+    /// `task::host::schedule`, which calls the two).
+    ///
+    /// [`schedule_remote`]: Self::schedule_remote
+    pub(crate) fn schedule_on_worker(
+        &self,
+        runnable: Runnable,
+        info: ScheduleInfo,
+    ) -> Result<(), Runnable> {
+        let notify = context::with_current_worker(|core| match core {
+            Some(core) if std::ptr::eq(&**core.shared(), self) => {
+                runnable.metadata().mirror_task_state();
+                if self.is_shutdown() {
+                    self.shutdown.cancel_later(runnable);
+                    return Ok(false);
+                }
+                Ok(self.schedule_on(core, runnable, info.woken_while_running))
+            }
+            _ => Err(runnable),
+        })?;
+        if notify {
+            self.idle.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Where a task woken off this runtime's workers goes: the injector.
+    pub(crate) fn schedule_remote(&self, runnable: Runnable, info: ScheduleInfo) {
         runnable.metadata().mirror_task_state();
         if self.is_shutdown() {
             self.shutdown.cancel_later(runnable);
             return;
         }
-        let local = context::with_current_worker(|core| match core {
-            Some(core) if std::ptr::eq(&**core.shared(), self) => {
-                Ok(self.schedule_on(core, runnable, info.woken_while_running))
-            }
-            _ => Err(runnable),
-        });
-        match local {
-            Ok(notify) => {
-                if notify {
-                    self.idle.notify_one();
-                }
-            }
-            Err(runnable) => {
-                self.classify_wake(runnable.metadata(), info.woken_while_running);
-                self.maybe_sample(&runnable);
-                self.inject(runnable);
-            }
-        }
+        self.classify_wake(runnable.metadata(), info.woken_while_running);
+        self.maybe_sample(&runnable);
+        self.inject(runnable);
     }
 
     /// `schedule` on `core`, a worker of this runtime. A background task's

@@ -4,7 +4,7 @@
 //! runs [`shut_down`], on the dropping thread, in these steps:
 //!
 //! 1. **Flag.** [`ShutdownState::begin`] sets the shutdown flag (`SeqCst`).
-//!    From here on `Shared::schedule`, once it sees the flag, queues no
+//!    From here on the schedule hook, once it sees the flag, queues no
 //!    woken task: it hands it to [`ShutdownState::cancel_later`]. (A push
 //!    that raced with the store is caught by the push-then-check protocol,
 //!    step 5.)

@@ -3,22 +3,20 @@
 
 use async_task::ScheduleInfo;
 
-use super::{Shared, context};
+use super::Shared;
 use crate::task::Runnable;
 use crate::task::host::TaskHost;
 use crate::task::registry::Registry;
 
 impl TaskHost for Shared {
-    fn schedule(&self, runnable: Runnable, info: ScheduleInfo) {
-        Shared::schedule(self, runnable, info);
-    }
-
     /// A worker of this runtime (a primary or a spare) holds the runtime's
     /// `Arc` in its `Core` for as long as its thread runs.
-    fn is_held_here(&self) -> bool {
-        context::with_current_worker(|core| {
-            core.is_some_and(|core| std::ptr::eq(&**core.shared(), self))
-        })
+    fn schedule_if_held(&self, runnable: Runnable, info: ScheduleInfo) -> Result<(), Runnable> {
+        self.schedule_on_worker(runnable, info)
+    }
+
+    fn schedule(&self, runnable: Runnable, info: ScheduleInfo) {
+        self.schedule_remote(runnable, info);
     }
 
     fn registry(&self) -> &Registry {

@@ -38,7 +38,7 @@
 //! poll the monitor ends it at its next sample, so plain polls pay nothing.
 //!
 //! A task woken on a worker goes to that worker's deque (see
-//! `Shared::schedule`); the deque is FIFO, so a self-wake (`yield_now`,
+//! `Shared::schedule_on_worker`); the deque is FIFO, so a self-wake (`yield_now`,
 //! `yield_if_busy` moving to the back) goes to the back, and makes the
 //! worker look at the injector first on its next tick: a task that steps
 //! aside steps aside for work spawned from outside too, not only for its

@@ -115,12 +115,16 @@ impl AttentionOnly {
 #[cfg(test)]
 impl TaskHost for AttentionOnly {
     // The models and tests using this host schedule no task through it.
-    fn schedule(&self, _: super::Runnable, _: async_task::ScheduleInfo) {
+    fn schedule_if_held(
+        &self,
+        _: super::Runnable,
+        _: async_task::ScheduleInfo,
+    ) -> Result<(), super::Runnable> {
         unreachable!("AttentionOnly schedules no task");
     }
 
-    fn is_held_here(&self) -> bool {
-        false
+    fn schedule(&self, _: super::Runnable, _: async_task::ScheduleInfo) {
+        unreachable!("AttentionOnly schedules no task");
     }
 
     fn registry(&self) -> &super::registry::Registry {

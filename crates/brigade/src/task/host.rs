@@ -25,22 +25,22 @@ use super::registry::Registry;
 /// only where that can matter. The call may drop the last `Runnable` of a
 /// task (a wake-up after shutdown cancels it), and with it the header's
 /// reference to the host, perhaps the last one. On a thread that holds its
-/// own reference to the host for as long as it runs
-/// ([`TaskHost::is_held_here`]: the host's workers), that cannot free the
-/// host during the call; anywhere else a waker of the task, taken before
-/// the call and dropped after it, keeps the task and so the host alive.
+/// own reference to the host for as long as it runs (the host's workers:
+/// [`TaskHost::schedule_if_held`]), that cannot free the host during the
+/// call; anywhere else a waker of the task, taken before the call
+/// ([`TaskHost::schedule`]) and dropped after it, keeps the task and so the
+/// host alive.
 pub(crate) fn schedule(runnable: Runnable, info: ScheduleInfo) {
     let host = runnable.metadata().host_ptr();
     // SAFETY: the host is alive now: the header holds an `Arc` of it and
     // `runnable` keeps the header alive. It stays alive until this
-    // reference's last use, at the end of the `schedule` call below: either
-    // this thread holds its own reference to it (`is_held_here`), or
+    // reference's last use, at the end of the calls below:
+    // `schedule_if_held` takes the task only on a thread that holds its own
+    // reference to the host, and otherwise gives it back untouched; then
     // `keep_alive` keeps the task, and so the header's `Arc`, alive until
-    // after the call.
+    // after `schedule`.
     let host = unsafe { host.as_ref() };
-    if host.is_held_here() {
-        host.schedule(runnable, info);
-    } else {
+    if let Err(runnable) = host.schedule_if_held(runnable, info) {
         let keep_alive = runnable.waker();
         host.schedule(runnable, info);
         drop(keep_alive);
@@ -49,12 +49,14 @@ pub(crate) fn schedule(runnable: Runnable, info: ScheduleInfo) {
 
 /// The scheduler as the task layer sees it.
 pub(crate) trait TaskHost: Send + Sync {
-    /// Takes a woken task of this host (called by [`schedule`] only).
-    fn schedule(&self, runnable: Runnable, info: ScheduleInfo);
+    /// Takes a woken task of this host if the calling thread holds a
+    /// reference of its own to the host for as long as it runs; otherwise
+    /// gives it back untouched (called by [`schedule`] only).
+    fn schedule_if_held(&self, runnable: Runnable, info: ScheduleInfo) -> Result<(), Runnable>;
 
-    /// Whether the calling thread holds a reference of its own to this
-    /// host for as long as it runs (see [`schedule`]).
-    fn is_held_here(&self) -> bool;
+    /// Takes a woken task of this host on any thread; the caller keeps the
+    /// host alive for the call (called by [`schedule`] only).
+    fn schedule(&self, runnable: Runnable, info: ScheduleInfo);
 
     /// The runtime's registry of live tasks (`registry.rs`).
     fn registry(&self) -> &Registry;

@@ -167,14 +167,18 @@ impl LocalShared {
 }
 
 impl TaskHost for LocalShared {
-    fn schedule(&self, runnable: Runnable, _: async_task::ScheduleInfo) {
-        LocalShared::schedule(self, runnable);
-    }
-
     /// A local task may be woken from any thread, and no thread is known
     /// to hold the set for the whole call: every call keeps the task alive.
-    fn is_held_here(&self) -> bool {
-        false
+    fn schedule_if_held(
+        &self,
+        runnable: Runnable,
+        _: async_task::ScheduleInfo,
+    ) -> Result<(), Runnable> {
+        Err(runnable)
+    }
+
+    fn schedule(&self, runnable: Runnable, _: async_task::ScheduleInfo) {
+        LocalShared::schedule(self, runnable);
     }
 
     fn registry(&self) -> &Registry {
