@@ -350,6 +350,21 @@ impl Server {
         self.shared.rows.load(Ordering::Relaxed)
     }
 
+    /// brigade's elastic CPU limit and scheduling-latency histogram (`None`
+    /// on tokio), for the per-second line.
+    pub fn elastic_view(&self) -> Option<(f64, brigade::LatencySnapshot)> {
+        match &self.runtime {
+            Some(Runtime::Brigade(rt)) => {
+                let metrics = rt.metrics();
+                Some((
+                    metrics.elastic_utilization_limit(),
+                    metrics.scheduling_latency(),
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// Requests answered so far.
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(Ordering::Relaxed)
@@ -426,6 +441,7 @@ pub fn run(config: &Config) -> io::Result<()> {
     );
     let started = Instant::now();
     let (mut last_time, mut last_requests, mut last_rows) = (started, 0, 0);
+    let mut last_latency = server.elastic_view().map(|(_, latency)| latency);
     for second in 1u32.. {
         let due = started + Duration::from_secs(second.into());
         let end = config.duration.map(|duration| started + duration);
@@ -433,8 +449,19 @@ pub fn run(config: &Config) -> io::Result<()> {
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
         let (now, requests, rows) = (Instant::now(), server.requests(), server.rows());
         let secs = now.duration_since(last_time).as_secs_f64();
+        let mut elastic = String::new();
+        if let (Some((limit, latency)), Some(last)) = (server.elastic_view(), &last_latency) {
+            if config.import != ImportMode::Off && config.elastic {
+                let p99 = latency.since(last).quantile(0.99);
+                elastic = format!(
+                    "  elastic limit {limit:.2}, scheduling p99 {:.2} ms",
+                    p99.as_secs_f64() * 1e3
+                );
+            }
+            last_latency = Some(latency);
+        }
         println!(
-            "{:>5.1} s  {:>8.0} requests/s  {:>10.0} rows/s",
+            "{:>5.1} s  {:>8.0} requests/s  {:>10.0} rows/s{elastic}",
             now.duration_since(started).as_secs_f64(),
             (requests - last_requests) as f64 / secs,
             (rows - last_rows) as f64 / secs,

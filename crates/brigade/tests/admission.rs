@@ -71,6 +71,8 @@ fn the_limit_rises_for_elastic_work_that_yields_well() {
             .worker_threads(2)
             .elastic(ElasticConfig {
                 target: Duration::from_secs(10),
+                // The tasks must wait for tokens, not run on idle grants.
+                use_idle_workers: false,
                 ..fast_config()
             })
             .build()
@@ -238,12 +240,14 @@ fn coarse_elastic_tasks_leave_a_worker_free() {
 #[test]
 fn elastic_tasks_wait_for_admission_and_all_complete() {
     with_timeout(TIMEOUT_SECS, || {
-        // A tiny bucket: 1 worker × 5% = 50 ms of CPU per second, 10 ms grants.
+        // A tiny bucket: 1 worker × 5% = 50 ms of CPU per second, 10 ms
+        // grants, and no idle grants: every grant comes from the bucket.
         let rt = brigade::Builder::new()
             .worker_threads(1)
             .elastic(ElasticConfig {
                 min_utilization: 0.05,
                 max_utilization: 0.05,
+                use_idle_workers: false,
                 ..Default::default()
             })
             .build()
@@ -272,6 +276,7 @@ fn elastic_tasks_wait_for_admission_and_all_complete() {
             .collect();
         assert_eq!(done, (0..8).collect::<Vec<_>>());
         assert!(rt.metrics().elastic_cpu_time() >= Duration::from_millis(200));
+        assert_eq!(rt.metrics().elastic_idle_grants(), 0);
         // A foreground task is never subject to admission.
         assert_eq!(
             rt.block_on(async { brigade::spawn(async { 1 }).await.unwrap() }),
@@ -394,5 +399,60 @@ fn spawn_elastic_racing_shutdown_loses_nothing() {
                 "round {round}: a future was lost or dropped twice"
             );
         }
+    });
+}
+
+/// A runtime whose limit is pinned at 5% of one worker: 50 ms of tokens at
+/// first, then 50 ms per second.
+fn pinned_low(use_idle_workers: bool, workers: usize) -> brigade::Runtime {
+    brigade::Builder::new()
+        .worker_threads(workers)
+        .elastic(ElasticConfig {
+            min_utilization: 0.05,
+            max_utilization: 0.05,
+            use_idle_workers,
+            ..Default::default()
+        })
+        .long_poll_threshold(None)
+        .build()
+        .unwrap()
+}
+
+/// `units` units of `unit` of CPU each, with `yield_if_busy()` after each.
+async fn elastic_work(units: u32, unit: Duration) -> u32 {
+    for _ in 0..units {
+        spin_cpu(unit);
+        brigade::yield_if_busy().await;
+    }
+    units
+}
+
+#[test]
+fn an_idle_worker_runs_waiting_elastic_work_without_tokens() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = pinned_low(true, 1);
+        // 300 ms of CPU in 100 µs units, well past the 50 ms the bucket
+        // holds: once it is empty the task waits for admission, and the
+        // worker, with nothing else to run, takes it on an idle grant.
+        let task = rt.spawn_elastic(elastic_work(3_000, Duration::from_micros(100)));
+        let units = rt.block_on(task);
+        assert_eq!(units.unwrap(), 3_000);
+        let metrics = rt.metrics();
+        assert!(metrics.elastic_idle_grants() > 0);
+        assert!(metrics.elastic_cpu_time() >= Duration::from_millis(300));
+    });
+}
+
+#[test]
+fn coarse_elastic_work_never_runs_on_idle_grants() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = pinned_low(true, 2);
+        // 5 ms between yield points, past the 1 ms target: the task turns
+        // coarse in its first grant, which the full bucket gives it, and is
+        // capped by the bucket from then on, even with both workers idle.
+        let task = rt.spawn_elastic(elastic_work(40, Duration::from_millis(5)));
+        let units = rt.block_on(task);
+        assert_eq!(units.unwrap(), 40);
+        assert_eq!(rt.metrics().elastic_idle_grants(), 0);
     });
 }

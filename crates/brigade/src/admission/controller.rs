@@ -88,6 +88,20 @@ pub struct ElasticConfig {
     pub window: Duration,
     /// CPU an elastic task may use per admission. Default 10 ms.
     pub grant: Duration,
+    /// Whether a worker with nothing else to run may run a waiting elastic
+    /// task without tokens. Default `true`.
+    ///
+    /// Such a grant costs the foreground nothing it was using: the worker
+    /// would have gone to sleep, and the task's `yield_if_busy()` gives the
+    /// worker back within one of its stretches when foreground work turns
+    /// up. Only tasks that yield often get these grants, never coarse ones
+    /// (which go longer than `target` between yield points). The limit then
+    /// bounds elastic work only where it competes with the foreground: a
+    /// busy runtime gives it `limit × workers` of CPU, and an idle one all
+    /// of it. Set `false` to bound elastic CPU by the limit alone, even on
+    /// otherwise idle workers (to leave the host's CPU to other processes,
+    /// say).
+    pub use_idle_workers: bool,
 }
 
 impl Default for ElasticConfig {
@@ -103,6 +117,7 @@ impl Default for ElasticConfig {
             sample_period: Duration::from_millis(100),
             window: Duration::from_millis(2500),
             grant: Duration::from_millis(10),
+            use_idle_workers: true,
         }
     }
 }

@@ -23,6 +23,15 @@
 //! worker stays free for foreground work (`poll.rs` says why). A coarse
 //! task with no free slot waits in the same queue, keeping its grant.
 //!
+//! A worker with nothing else to run does not wait for tokens: it takes the
+//! first waiting task that is not coarse and runs it on an *idle grant*,
+//! which no tokens pay for ([`Admission::take_for_idle_worker`];
+//! [`ElasticConfig::use_idle_workers`] turns this off). That CPU would
+//! otherwise go unused, and the task's `yield_if_busy()` hands the worker
+//! back when foreground work turns up, so the foreground loses nothing to
+//! it: the bucket bounds elastic work only where it competes with the
+//! foreground. Coarse tasks never get idle grants.
+//!
 //! The mechanism lives in three files: this one (the token bucket and its
 //! queue, and the monitor thread's two calls, [`Admission::wait_and_admit`]
 //! and [`Admission::tick`]), `controller.rs` (the settings and the
@@ -84,6 +93,8 @@ pub(crate) struct Admission {
     waiting: AtomicUsize,
     limit_bits: AtomicU64,
     cpu_time_nanos: AtomicU64,
+    /// Grants given to idle workers ([`take_for_idle_worker`](Self::take_for_idle_worker)).
+    idle_grants: AtomicU64,
     /// Tasks the monitor took out of the queue and has not yet pushed into
     /// the injector: raised under the lock as they leave the queue, lowered
     /// after the push ([`handed_over`](Self::handed_over)), so
@@ -157,6 +168,7 @@ impl Admission {
             waiting: AtomicUsize::new(0),
             limit_bits: AtomicU64::new(limit.to_bits()),
             cpu_time_nanos: AtomicU64::new(0),
+            idle_grants: AtomicU64::new(0),
             handing_over: AtomicUsize::new(0),
             config,
         };
@@ -230,6 +242,53 @@ impl Admission {
         self.waiting.store(state.queue.len(), Ordering::Relaxed);
         drop(state);
         self.changed.notify_one();
+    }
+
+    /// Whether the elastic task `meta` may run on an idle worker's grant:
+    /// the feature is on and the task is not coarse. (Its enqueuer wakes a
+    /// sleeping worker for such a task.)
+    pub(crate) fn fits_idle_worker(&self, meta: &TaskMeta) -> bool {
+        self.config.use_idle_workers && !elastic(meta).is_coarse()
+    }
+
+    /// Whether a worker about to sleep should take a waiting task instead
+    /// ([`take_for_idle_worker`](Self::take_for_idle_worker) would give it
+    /// one). Reads `waiting` first, so a runtime without waiting elastic
+    /// work pays one load. A worker that enqueued a task that fits calls
+    /// `Idle::notify_one` after the push (`runtime/worker.rs`), and the
+    /// sleeper calls this after the fence in `Idle::wait_for_work`: in the
+    /// order of those two fences one of them sees the other (the race
+    /// `runtime/idle.rs` describes).
+    pub(crate) fn has_work_for_idle_worker(&self) -> bool {
+        self.config.use_idle_workers
+            && self.waiting.load(Ordering::Relaxed) > 0
+            && lock(&self.state)
+                .queue
+                .iter()
+                .any(|runnable| self.fits_idle_worker(runnable.metadata()))
+    }
+
+    /// A worker with nothing else to run takes the first waiting task that
+    /// is not coarse, on an idle grant (see the module docs). `None` if
+    /// there is none, or if [`ElasticConfig::use_idle_workers`] is off.
+    pub(crate) fn take_for_idle_worker(&self) -> Option<Runnable> {
+        if !self.config.use_idle_workers || self.waiting.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut state = lock(&self.state);
+        let index = state
+            .queue
+            .iter()
+            .position(|runnable| self.fits_idle_worker(runnable.metadata()))?;
+        let runnable = state.queue.remove(index)?;
+        self.waiting.store(state.queue.len(), Ordering::Relaxed);
+        drop(state);
+        let task = elastic(runnable.metadata());
+        if task.grant_used().is_none() {
+            task.start_idle_grant();
+            self.idle_grants.fetch_add(1, Ordering::Relaxed);
+        }
+        Some(runnable)
     }
 
     /// Gives back the coarse slot of a poll that has ended, and wakes the
@@ -406,6 +465,10 @@ impl Admission {
 
     pub(crate) fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn idle_grants(&self) -> u64 {
+        self.idle_grants.load(Ordering::Relaxed)
     }
 
     pub(crate) fn cpu_time(&self) -> Duration {

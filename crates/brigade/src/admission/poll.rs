@@ -121,7 +121,10 @@ impl ElasticPoll {
         let grant = grant_nanos(admission);
         let used = task.grant_used().unwrap_or(0).saturating_add(poll_nanos);
         if used >= grant {
-            admission.settle(Duration::from_nanos(used));
+            // An idle worker's grant came from no tokens, so it settles none.
+            if !task.take_idle_grant() {
+                admission.settle(Duration::from_nanos(used));
+            }
             task.set_grant_used(None);
             task.end_stretch_grant(grant);
         } else {
@@ -241,6 +244,9 @@ pub(crate) struct ElasticState {
     /// Nanoseconds of the current grant spent in stretches longer than the
     /// latency target.
     long_stretch_nanos: AtomicU64,
+    /// The current grant was given by a worker with nothing else to run
+    /// (`Admission::take_for_idle_worker`), not taken from the bucket.
+    idle_grant: AtomicBool,
 }
 
 impl ElasticState {
@@ -249,7 +255,19 @@ impl ElasticState {
             grant_used: AtomicU64::new(NO_GRANT),
             coarse: AtomicBool::new(false),
             long_stretch_nanos: AtomicU64::new(0),
+            idle_grant: AtomicBool::new(false),
         }
+    }
+
+    /// Starts a grant that no tokens paid for (an idle worker's).
+    pub(crate) fn start_idle_grant(&self) {
+        self.idle_grant.store(true, Ordering::Relaxed);
+        self.set_grant_used(Some(0));
+    }
+
+    /// Whether the grant that ends now was an idle worker's; clears it.
+    pub(crate) fn take_idle_grant(&self) -> bool {
+        self.idle_grant.swap(false, Ordering::Relaxed)
     }
 
     /// CPU used of the current grant, or `None` without a grant.
@@ -289,8 +307,10 @@ impl ElasticState {
     /// clean grant.
     pub(crate) fn end_stretch_grant(&self, grant_nanos: u64) {
         let total = self.long_stretch_nanos.swap(0, Ordering::Relaxed);
+        // `total > 0`: a grant under 2 ns would otherwise make every task
+        // coarse.
         self.coarse
-            .store(total >= grant_nanos / 2, Ordering::Relaxed);
+            .store(total > 0 && total >= grant_nanos / 2, Ordering::Relaxed);
     }
 }
 

@@ -246,6 +246,7 @@ pub(crate) trait MetricsSource: Send + Sync {
     fn elastic_utilization_limit(&self) -> f64;
     fn elastic_waiting(&self) -> usize;
     fn elastic_cpu_time(&self) -> Duration;
+    fn elastic_idle_grants(&self) -> u64;
     fn compensations(&self) -> u64;
     fn num_spare_threads(&self) -> usize;
     fn num_serving_spares(&self) -> usize;
@@ -391,7 +392,10 @@ impl RuntimeMetrics {
     /// the start of its poll, for the sampled schedules (see
     /// [`Builder::latency_sample_every`](crate::Builder::latency_sample_every)).
     /// Time spent waiting in the yield queue is not included: see
-    /// [`yield_delay`](Self::yield_delay). Take the difference of two
+    /// [`yield_delay`](Self::yield_delay). Nor are the schedules of elastic
+    /// tasks ([`spawn_elastic`](crate::spawn_elastic)): this is the latency
+    /// their controller protects, and their own waits, behind the work they
+    /// give way to, are not part of it. Take the difference of two
     /// snapshots with [`LatencySnapshot::since`] for a window, and read its
     /// p99 with [`quantile(0.99)`](LatencySnapshot::quantile) (example on
     /// [`Runtime::metrics`](crate::Runtime::metrics)).
@@ -423,6 +427,13 @@ impl RuntimeMetrics {
     /// CPU time used by elastic tasks since the runtime started.
     pub fn elastic_cpu_time(&self) -> Duration {
         self.source.elastic_cpu_time()
+    }
+
+    /// Grants of CPU given to elastic tasks by workers that had nothing
+    /// else to run, without tokens, since the runtime started (see
+    /// [`ElasticConfig::use_idle_workers`](crate::ElasticConfig::use_idle_workers)).
+    pub fn elastic_idle_grants(&self) -> u64 {
+        self.source.elastic_idle_grants()
     }
 
     /// Polls (or stretches between two yield points of one) that ran

@@ -57,6 +57,10 @@ impl MetricsSource for Shared {
         self.admission.cpu_time()
     }
 
+    fn elastic_idle_grants(&self) -> u64 {
+        self.admission.idle_grants()
+    }
+
     fn compensations(&self) -> u64 {
         self.compensation.started()
     }

@@ -323,9 +323,12 @@ impl Shared {
     }
 
     /// Samples one schedule in `latency_sample_every` for the
-    /// scheduling-latency histogram ([`LatencySampler`]).
+    /// scheduling-latency histogram ([`LatencySampler`]). Elastic tasks are
+    /// left out: the histogram is the elastic controller's input, and an
+    /// elastic task waiting behind the work it gives way to would otherwise
+    /// count against its own limit.
     fn maybe_sample(&self, runnable: &Runnable) {
-        if self.sampler.due() {
+        if runnable.metadata().elastic().is_none() && self.sampler.due() {
             runnable.metadata().set_scheduled_at(self.clock_nanos());
         }
     }

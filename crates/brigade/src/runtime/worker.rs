@@ -381,16 +381,23 @@ impl Core {
         // worker is busy, and background tasks that take turns through the
         // yield queue (`yield_now()` loops, demoted) do not pay an
         // `epoll_wait` per turn, a syscall per unit of their work.
-        if !self.searching.get() || self.shared.yield_queue.is_empty() {
+        if !self.searching.get() {
             return None;
         }
-        let epoch = epoch_of(self.shared.clock_nanos());
-        if self.poll_for_epoch(epoch) > 0
-            && let Some(runnable) = self.local.pop()
-        {
-            return Some(runnable);
+        if !self.shared.yield_queue.is_empty() {
+            let epoch = epoch_of(self.shared.clock_nanos());
+            if self.poll_for_epoch(epoch) > 0
+                && let Some(runnable) = self.local.pop()
+            {
+                return Some(runnable);
+            }
+            if let Some(runnable) = self.take_back_yielded() {
+                return Some(runnable);
+            }
         }
-        self.take_back_yielded()
+        // Last, elastic work waiting for tokens, on CPU nobody else wants
+        // (`admission/mod.rs`).
+        self.shared.admission.take_for_idle_worker()
     }
 
     fn take_from_injector(&self) -> Option<Runnable> {
@@ -494,6 +501,7 @@ impl Core {
     fn admit_elastic(&self, runnable: Runnable) -> Option<Runnable> {
         let shared = &self.shared;
         let now = || shared.clock_nanos();
+        let fits_idle_worker = shared.admission.fits_idle_worker(runnable.metadata());
         match self.elastic.before_poll(&shared.admission, runnable, now) {
             Ok(admitted) => Some(admitted),
             Err(()) => {
@@ -502,6 +510,10 @@ impl Core {
                 // shutdown's drain).
                 if shared.shutdown.is_set_after_push() {
                     super::shutdown::drain_queues(shared);
+                }
+                // A sleeping worker may run it on an idle grant.
+                if fits_idle_worker {
+                    shared.idle.notify_one();
                 }
                 None
             }
@@ -580,6 +592,7 @@ impl Core {
         // round the loop and ends the cover here.
         let has_work = || {
             shared.has_waiting_work()
+                || shared.admission.has_work_for_idle_worker()
                 || shared.is_shutdown()
                 || shared.compensation.is_covered(self.index)
                 || (self.is_spare && shared.compensation.is_surplus())
