@@ -85,7 +85,14 @@ impl Connection {
         loop {
             match self.stream.read(&mut chunk) {
                 Ok(0) => return self.break_off(tally, "the server closed the connection"),
-                Ok(read) => self.input.extend_from_slice(&chunk[..read]),
+                Ok(read) => {
+                    self.input.extend_from_slice(&chunk[..read]);
+                    // A short read emptied the socket: spare the read that
+                    // would say so (poll reports later bytes).
+                    if read < chunk.len() {
+                        break;
+                    }
+                }
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                 Err(error) => return self.break_off(tally, &format!("read failed: {error}")),
