@@ -125,6 +125,10 @@ fn a_server_that_goes_away_leaves_broken_connections_and_counts_that_add_up() {
     assert_eq!(report.unanswered(), tally.sent - tally.answered);
     assert!(!report.clean() && report.errors() == 4);
     assert!(tally.first_error.is_some());
+    assert!(
+        report.warning().is_none(),
+        "the client kept up; the server went"
+    );
 }
 
 #[test]

@@ -176,9 +176,11 @@ impl Report {
         })
     }
 
-    /// The warning when the client fell behind, else `None`.
+    /// The warning when the client fell behind, else `None`. (With a
+    /// broken connection the rate fell for want of it, and the errors say
+    /// so.)
     pub fn warning(&self) -> Option<String> {
-        (!self.kept_up()).then(|| {
+        (!self.kept_up() && self.tally.broken_connections == 0).then(|| {
             format!(
                 "WARNING: kv_load sent {:.0} req/s, {:.0}% of the target {}: the client cannot keep up \
                  (too few cores or --threads), so the load was lower than asked",
