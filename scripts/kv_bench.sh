@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
-# redis-benchmark against the `kv` example: runtime brigade/tokio x snapshot
-# off/on (on = back to back, `--snapshot-every-ms 0`) x workers 2/1, in
+# The `kv` example under load: runtime brigade/tokio x snapshot off/on
+# (on = back to back, `--snapshot-every-ms 0`) x workers 2/1, in
 # interleaved rounds. For each run it starts the server (release build,
-# default prefill of 1,000,000 keys of 100 bytes), runs
-#   redis-benchmark -p PORT -t get,set -n REQUESTS -c CLIENTS --csv
-# and records requests/s, p50 and p99 of SET and GET, plus the snapshot's
-# throughput: the mean of the server's per-second lines printed while
-# redis-benchmark ran. Needs redis-benchmark (`apt-get install redis-tools`).
+# default prefill of 1,000,000 keys of 100 bytes) and loads it with
+#   closed (default): redis-benchmark -p PORT -t get,set -n REQUESTS -c CLIENTS --csv
+#     a closed loop: each connection sends when its last reply is in, so a
+#     faster server also gets a busier client; rows SET and GET;
+#   open (--client open): kv_load --rate RATE --connections CLIENTS --secs SECS
+#     an open loop: RATE requests/s (SET/GET 50/50) whatever the server does,
+#     latency from each request's due time; one row per rate ("open@RATE",
+#     requests/s = the rate kv_load achieved);
+# and records requests/s, p50 and p99, plus the snapshot's throughput: the
+# mean of the server's per-second lines printed while the load ran.
+# Closed needs redis-benchmark (`apt-get install redis-tools`).
 #
-# usage: scripts/kv_bench.sh [--rounds R] [--requests N] [--clients C]
-#                            [--workers "2 1"] [--out DIR]
+# usage: scripts/kv_bench.sh [--client closed|open] [--rounds R] [--clients C]
+#                            [--requests N] [--rate "20000 50000"] [--secs S]
+#                            [--client-rt] [--workers "2 1"] [--snapshots "off on"]
+#                            [--out DIR]
+# --client-rt runs kv_load under `chrt -f 1` (root or CAP_SYS_NICE): its
+# sends and reads then preempt the server's busy threads on a small host,
+# so its latencies are the server's, not its own waits for a core (which
+# kv_load reports as "send lag").
 # Extra server flags can be given in KV_FLAGS (e.g. KV_FLAGS="--elastic").
 # NEIGHBOURS=N crowds the host with N busy processes for the whole run.
 # Not part of CI: it measures speed.
@@ -17,24 +29,41 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 requests=200000 clients=20 workers_list="2 1" out=target/kv-bench
+client=closed rates=20000 secs=5 snapshots="off on" load_prefix=()
 while [ $# -gt 0 ]; do
     case "$1" in
+        --client) client=$2; shift 2 ;;
+        --rate) rates=$2; shift 2 ;;
+        --secs) secs=$2; shift 2 ;;
+        --snapshots) snapshots=$2; shift 2 ;;
+        --client-rt) load_prefix=(chrt -f 1); shift ;;
         --rounds) rounds=$2; shift 2 ;;
         --requests) requests=$2; shift 2 ;;
         --clients) clients=$2; shift 2 ;;
         --workers) workers_list=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
-command -v redis-benchmark >/dev/null || {
-    echo "redis-benchmark not found: apt-get install redis-tools" >&2
-    exit 1
-}
+case "$client" in
+    closed)
+        rates=- # one pass; redis-benchmark sets its own pace
+        command -v redis-benchmark >/dev/null || {
+            echo "redis-benchmark not found: apt-get install redis-tools" >&2
+            exit 1
+        } ;;
+    open)
+        if [ ${#load_prefix[@]} -gt 0 ] && ! "${load_prefix[@]}" true; then
+            echo "--client-rt: cannot run as SCHED_FIFO here (needs root or CAP_SYS_NICE)" >&2
+            exit 1
+        fi ;;
+    *) echo "--client must be closed or open, got $client" >&2; exit 2 ;;
+esac
 
-cargo build --release -p brigade-examples --example kv
+cargo build --release -p brigade-examples --example kv --example kv_load
 server=target/release/examples/kv
+load=target/release/examples/kv_load
 mkdir -p "$out"
 results="$out/results.tsv"
 printf 'round\tworkers\truntime\tsnapshot\ttest\trps\tp50_ms\tp99_ms\tsnap_MBps\tsnap_Mkeys\n' >"$results"
@@ -48,10 +77,13 @@ for _ in $(seq "${NEIGHBOURS:-0}"); do
     neighbour_pids+=($!)
 done
 
-# One run: starts the server, benchmarks it, appends two rows to $results.
+# One run: starts the server, loads it, appends its rows to $results (SET
+# and GET for redis-benchmark, one for kv_load).
 run_one() {
-    local round=$1 workers=$2 runtime=$3 snapshot=$4
-    local log="$out/server-r$round-w$workers-$runtime-$snapshot.log"
+    local round=$1 workers=$2 runtime=$3 snapshot=$4 rate=$5
+    local name="r$round-w$workers-$runtime-$snapshot"
+    [ "$rate" = - ] || name="$name-rate$rate"
+    local log="$out/server-$name.log"
     local flags=(--port 0 --workers "$workers" --runtime "$runtime")
     if [ "$snapshot" = on ]; then flags+=(--snapshot-every-ms 0); else flags+=(--no-snapshot); fi
     : >"$log" # exists before the server opens it, for the loop below
@@ -68,8 +100,16 @@ run_one() {
     sleep 1
     local before after
     before=$(wc -l <"$log")
-    redis-benchmark -p "$port" -t get,set -n "$requests" -c "$clients" --csv \
-        >"$out/bench-r$round-w$workers-$runtime-$snapshot.csv" 2>/dev/null
+    if [ "$client" = closed ]; then
+        redis-benchmark -p "$port" -t get,set -n "$requests" -c "$clients" --csv \
+            >"$out/bench-$name.csv" 2>/dev/null
+    else
+        # kv_load exits with 1 if a request failed: the row is kept, and
+        # its complaint shown.
+        "${load_prefix[@]}" "$load" --addr "127.0.0.1:$port" --rate "$rate" --connections "$clients" \
+            --secs "$secs" --json >"$out/load-$name.json" 2>"$out/load-$name.err" || true
+        if [ -s "$out/load-$name.err" ]; then sed "s/^/$name: /" "$out/load-$name.err" >&2; fi
+    fi
     sleep 0.2
     after=$(wc -l <"$log")
     kill "$server_pid"
@@ -86,19 +126,35 @@ run_one() {
             if (used) printf "%.1f\t%.2f", m / used, k / used; else printf "-\t-"
         }')
     [ "$snapshot" = on ] || snap=$'-\t-'
-    tr -d '"' <"$out/bench-r$round-w$workers-$runtime-$snapshot.csv" | awk -F, \
-        -v prefix="$round	$workers	$runtime	$snapshot" -v snap="$snap" '
-        $1 == "SET" || $1 == "GET" { printf "%s\t%s\t%.0f\t%s\t%s\t%s\n", prefix, $1, $2, $5, $7, snap }' \
-        | tee -a "$results"
+    local prefix="$round	$workers	$runtime	$snapshot"
+    if [ "$client" = closed ]; then
+        tr -d '"' <"$out/bench-$name.csv" | awk -F, -v prefix="$prefix" -v snap="$snap" '
+            $1 == "SET" || $1 == "GET" { printf "%s\t%s\t%.0f\t%s\t%s\t%s\n", prefix, $1, $2, $5, $7, snap }' \
+            | tee -a "$results"
+    else
+        local json="$out/load-$name.json" achieved p50 p99
+        achieved=$(json_number achieved_rate "$json")
+        p50=$(json_number p50_ms "$json")
+        p99=$(json_number p99_ms "$json")
+        printf '%s\topen@%s\t%.0f\t%.3f\t%.3f\t%s\n' "$prefix" "$rate" "${achieved:-0}" \
+            "${p50:-0}" "${p99:-0}" "$snap" | tee -a "$results"
+    fi
+}
+
+# The number FIELD of kv_load's one-line JSON summary in FILE.
+json_number() {
+    sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" "$2"
 }
 
 for round in $(seq "$rounds"); do
     for workers in $workers_list; do
-        for snapshot in off on; do
-            # Alternate which runtime goes first from round to round.
-            if [ $((round % 2)) = 1 ]; then order="brigade tokio"; else order="tokio brigade"; fi
-            for runtime in $order; do
-                run_one "$round" "$workers" "$runtime" "$snapshot"
+        for snapshot in $snapshots; do
+            for rate in $rates; do
+                # Alternate which runtime goes first from round to round.
+                if [ $((round % 2)) = 1 ]; then order="brigade tokio"; else order="tokio brigade"; fi
+                for runtime in $order; do
+                    run_one "$round" "$workers" "$runtime" "$snapshot" "$rate"
+                done
             done
         done
     done
@@ -126,17 +182,26 @@ awk -F'\t' 'NR > 1 {
     }
 }' "$results" | sort -t$'\t' -k1,1r -k3,3 -k4,4r -k2,2
 
-echo
-echo "requests/s, brigade / tokio, per round (workers, snapshot, test: ratios):"
-awk -F'\t' 'NR > 1 { rps[$1, $2, $4, $5, $3] = $6; rounds[$1] = 1; keys[$2 "\t" $4 "\t" $5] = 1 }
-END {
-    for (key in keys) {
-        split(key, part, "\t")
-        line = key ":"
-        for (r in rounds) {
-            b = rps[r, part[1], part[2], part[3], "brigade"]; t = rps[r, part[1], part[2], part[3], "tokio"]
-            if (t > 0) line = line sprintf(" %.2f", b / t)
-        }
-        print line
+# ratios COLUMN TITLE: COLUMN of brigade's rows over tokio's, per round.
+ratios() {
+    echo
+    echo "$2, brigade / tokio, per round (workers, snapshot, test: ratios):"
+    awk -F'\t' -v col="$1" 'NR > 1 && $col != "-" {
+        v[$1, $2, $4, $5, $3] = $col; rounds[$1] = 1; keys[$2 "\t" $4 "\t" $5] = 1
     }
-}' "$results" | sort -r
+    END {
+        for (key in keys) {
+            split(key, part, "\t")
+            line = key ":"
+            for (r = 1; r in rounds; r++) {
+                b = v[r, part[1], part[2], part[3], "brigade"]; t = v[r, part[1], part[2], part[3], "tokio"]
+                if (t > 0) line = line sprintf(" %.2f", b / t)
+            }
+            print line
+        }
+    }' "$results" | sort -r
+}
+
+if [ "$client" = closed ]; then ratios 6 "requests/s"; fi
+ratios 8 "p99 latency"
+if [[ " $snapshots " = *" on "* ]]; then ratios 9 "snapshot MB/s"; fi

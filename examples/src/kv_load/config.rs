@@ -1,0 +1,242 @@
+//! Command-line flags of the `kv_load` example.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use crate::flags::{parse_number, parse_positive};
+
+/// Usage text.
+pub const HELP: &str = "\
+usage: kv_load [--addr HOST:PORT] [--rate R] [--connections C] [--secs S]
+               [--keys N] [--ratio SET:GET] [--value-size B] [--threads T]
+               [--drain-secs S] [--json]
+
+An open-loop RESP load: requests go out at a fixed rate whatever the
+server's answers, and each request's latency runs from the time it was due
+to be sent (not the time it went out) to its reply.
+
+  --addr HOST:PORT   the server (default 127.0.0.1:6379, kv's default)
+  --rate R           requests/s over all connections (default 20000)
+  --connections C    connections, each sending R/C requests/s, staggered (default 20)
+  --secs S           how long to send (default 5)
+  --keys N           keys key:000000000000 .. picked at random (default 1000000,
+                     kv's default prefill, so every GET hits)
+  --ratio SET:GET    SETs and GETs per cycle on each connection (default 1:1)
+  --value-size B     bytes per SET value (default 3, as redis-benchmark)
+  --threads T        client threads, the connections split among them (default 1)
+  --drain-secs S     after the last send, how long to wait for replies (default 5)
+  --json             print the summary as one JSON object";
+
+/// The load's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The server.
+    pub addr: SocketAddr,
+    /// Requests per second over all connections.
+    pub rate: u64,
+    /// Connections to the server.
+    pub connections: usize,
+    /// How long to send.
+    pub duration: Duration,
+    /// Keys to pick from: `key:000000000000` ..
+    pub keys: u64,
+    /// SETs, then GETs, per cycle on each connection.
+    pub ratio: (u32, u32),
+    /// Bytes per SET value.
+    pub value_size: usize,
+    /// Client threads.
+    pub threads: usize,
+    /// How long to wait for the replies after the last send.
+    pub drain: Duration,
+    /// Print the summary as JSON.
+    pub json: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            addr: SocketAddr::from(([127, 0, 0, 1], 6379)),
+            rate: 20_000,
+            connections: 20,
+            duration: Duration::from_secs(5),
+            keys: 1_000_000,
+            ratio: (1, 1),
+            value_size: 3,
+            threads: 1,
+            drain: Duration::from_secs(5),
+            json: false,
+        }
+    }
+}
+
+impl Config {
+    /// Parses the flags (without the program name). `Err` holds a message
+    /// for the user; `--help` yields `Err(HELP)`.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, String> {
+        let mut config = Config::default();
+        let mut args = args.into_iter();
+        while let Some(flag) = args.next() {
+            if flag == "--help" || flag == "-h" {
+                return Err(HELP.to_owned());
+            }
+            let mut value = || {
+                args.next()
+                    .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
+            };
+            match flag.as_str() {
+                "--addr" => config.addr = parse_addr(&value()?)?,
+                "--rate" => config.rate = parse_positive(&flag, &value()?)?,
+                "--connections" => config.connections = parse_positive(&flag, &value()?)?,
+                "--secs" => config.duration = parse_secs(&flag, &value()?)?,
+                "--keys" => config.keys = parse_positive(&flag, &value()?)?,
+                "--ratio" => config.ratio = parse_ratio(&value()?)?,
+                "--value-size" => config.value_size = parse_number(&flag, &value()?)?,
+                "--threads" => config.threads = parse_positive(&flag, &value()?)?,
+                "--drain-secs" => config.drain = parse_secs(&flag, &value()?)?,
+                "--json" => config.json = true,
+                _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
+            }
+        }
+        if config.threads > config.connections {
+            return Err(format!(
+                "--threads ({}) must be at most --connections ({})",
+                config.threads, config.connections
+            ));
+        }
+        if config.value_size > crate::kv::resp::MAX_BULK {
+            return Err(format!(
+                "--value-size must be at most {} bytes",
+                crate::kv::resp::MAX_BULK
+            ));
+        }
+        Ok(config)
+    }
+
+    /// Requests in the whole run: `rate` × `duration`, rounded.
+    pub fn planned(&self) -> u64 {
+        (self.rate as f64 * self.duration.as_secs_f64()).round() as u64
+    }
+}
+
+/// `--addr`: `HOST:PORT`, resolved now so that a typo is reported at once.
+fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    let error = |why: String| format!("--addr must be HOST:PORT, got {text:?}: {why}");
+    text.to_socket_addrs()
+        .map_err(|e| error(e.to_string()))?
+        .next()
+        .ok_or_else(|| error("it resolves to no address".to_owned()))
+}
+
+/// A positive number of seconds.
+fn parse_secs(flag: &str, text: &str) -> Result<Duration, String> {
+    text.parse()
+        .ok()
+        .filter(|secs: &f64| secs.is_finite() && *secs > 0.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("{flag} must be a positive number of seconds, got {text:?}"))
+}
+
+/// `--ratio SET:GET`: two whole numbers, not both 0.
+fn parse_ratio(text: &str) -> Result<(u32, u32), String> {
+    let error = || format!("--ratio must be SET:GET, e.g. 1:1 or 1:9, got {text:?}");
+    let (sets, gets) = text.split_once(':').ok_or_else(error)?;
+    let ratio = (
+        sets.parse().map_err(|_| error())?,
+        gets.parse().map_err(|_| error())?,
+    );
+    if ratio == (0, 0) {
+        return Err("--ratio must not be 0:0".to_owned());
+    }
+    Ok(ratio)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Config, String> {
+        Config::parse(args.iter().map(|arg| arg.to_string()))
+    }
+
+    #[test]
+    fn defaults() {
+        let config = parse(&[]).unwrap();
+        assert_eq!(config, Config::default());
+        assert_eq!(config.addr.port(), 6379);
+        assert_eq!(config.planned(), 100_000);
+    }
+
+    #[test]
+    fn every_flag() {
+        let config = parse(&[
+            "--addr",
+            "127.0.0.1:7000",
+            "--rate",
+            "50000",
+            "--connections",
+            "8",
+            "--secs",
+            "1.5",
+            "--keys",
+            "10",
+            "--ratio",
+            "1:9",
+            "--value-size",
+            "0",
+            "--threads",
+            "2",
+            "--drain-secs",
+            "0.5",
+            "--json",
+        ])
+        .unwrap();
+        assert_eq!(
+            config,
+            Config {
+                addr: SocketAddr::from(([127, 0, 0, 1], 7000)),
+                rate: 50_000,
+                connections: 8,
+                duration: Duration::from_millis(1500),
+                keys: 10,
+                ratio: (1, 9),
+                value_size: 0,
+                threads: 2,
+                drain: Duration::from_millis(500),
+                json: true,
+            }
+        );
+        assert_eq!(config.planned(), 75_000);
+        assert_eq!(parse(&["--ratio", "0:1"]).unwrap().ratio, (0, 1));
+    }
+
+    #[test]
+    fn bad_input_is_a_clear_error() {
+        for (args, needle) in [
+            (&["--rate"][..], "--rate needs a value"),
+            (&["--rate", "0"][..], "--rate must be at least 1"),
+            (&["--rate", "fast"][..], "--rate must be a whole number"),
+            (
+                &["--connections", "0"][..],
+                "--connections must be at least 1",
+            ),
+            (&["--secs", "0"][..], "--secs must be a positive number"),
+            (&["--secs", "-1"][..], "--secs must be a positive number"),
+            (&["--keys", "0"][..], "--keys must be at least 1"),
+            (&["--ratio", "1"][..], "--ratio must be SET:GET"),
+            (&["--ratio", "a:1"][..], "--ratio must be SET:GET"),
+            (&["--ratio", "0:0"][..], "must not be 0:0"),
+            (&["--addr", "nowhere"][..], "--addr must be HOST:PORT"),
+            (
+                &["--addr", "127.0.0.1:99999"][..],
+                "--addr must be HOST:PORT",
+            ),
+            (&["--value-size", "999999999"][..], "at most"),
+            (&["--connections", "2", "--threads", "3"][..], "at most"),
+            (&["--frobnicate"][..], "unknown flag"),
+        ] {
+            let error = parse(args).unwrap_err();
+            assert!(error.contains(needle), "{args:?}: {error}");
+        }
+        assert_eq!(parse(&["--help"]).unwrap_err(), HELP);
+    }
+}

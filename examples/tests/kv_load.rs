@@ -1,0 +1,143 @@
+//! `kv_load` against the `kv` server in-process: every request is sent on
+//! schedule and answered, and the client's counts match the server's.
+//! Rates are modest and nothing about speed is asserted; every wait is
+//! bounded (`drain`, connect timeout).
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::{Duration, Instant};
+
+use brigade_examples::kv::store::prefill_key;
+use brigade_examples::kv::{self, RuntimeKind, SnapshotSettings};
+use brigade_examples::kv_load::{self, Report};
+
+const PREFILL: u64 = 2_000;
+
+fn server_config(runtime: RuntimeKind) -> kv::Config {
+    kv::Config {
+        port: 0,
+        workers: 2,
+        runtime,
+        prefill: PREFILL,
+        value_size: 16,
+        snapshot: Some(SnapshotSettings {
+            every: Duration::ZERO,
+            path: None,
+        }),
+        elastic: false,
+        duration: None,
+    }
+}
+
+fn load_config(addr: SocketAddr) -> kv_load::Config {
+    kv_load::Config {
+        addr,
+        rate: 2_000,
+        connections: 4,
+        duration: Duration::from_secs(1),
+        keys: PREFILL,
+        ratio: (1, 1),
+        value_size: 3,
+        threads: 2,
+        // Only a hang comes near it.
+        drain: Duration::from_secs(30),
+        json: false,
+    }
+}
+
+/// The counts of a run in which nothing failed.
+fn assert_clean(report: &Report, what: &str) {
+    let tally = &report.tally;
+    assert_eq!(report.planned, 2_000, "{what}");
+    assert_eq!(tally.sent, report.planned, "{what}: every request sent");
+    assert_eq!(tally.answered, tally.sent, "{what}: every request answered");
+    assert_eq!(report.errors(), 0, "{what}: {:?}", tally.first_error);
+    // Each connection alternates SET and GET: 500 requests, 250 SETs.
+    assert_eq!(tally.sets, 1_000, "{what}");
+    assert_eq!(
+        (tally.hits, tally.misses),
+        (1_000, 0),
+        "{what}: keys are prefilled"
+    );
+    assert_eq!(tally.latency_ns.len(), tally.answered, "{what}");
+    assert_eq!(tally.send_lag_ns.len(), tally.sent, "{what}");
+    assert!(report.clean(), "{what}");
+}
+
+#[test]
+fn every_request_is_answered_on_both_runtimes() {
+    for runtime in RuntimeKind::ALL {
+        let server = kv::start(&server_config(runtime)).unwrap();
+        let report = kv_load::run(&load_config(server.addr())).unwrap();
+        assert_clean(&report, runtime.name());
+        assert_eq!(server.commands(), report.tally.answered, "{runtime}");
+        // The SETs wrote "xxx" over some prefilled values: at most one
+        // key per SET.
+        let overwritten = (0..PREFILL)
+            .filter(|&index| server.store().get(&prefill_key(index)).as_deref() == Some(b"xxx"))
+            .count();
+        assert!(
+            (1..=1_000).contains(&overwritten),
+            "{runtime}: {overwritten}"
+        );
+        assert!(
+            report
+                .summary()
+                .contains("2000 sent, 2000 answered, 0 errors")
+        );
+        assert_eq!(report.json()["unanswered"], 0);
+        server.shutdown();
+    }
+}
+
+#[test]
+fn gets_of_missing_keys_are_misses_not_errors() {
+    let server = kv::start(&server_config(RuntimeKind::Brigade)).unwrap();
+    let mut config = load_config(server.addr());
+    (config.ratio, config.keys, config.connections) = ((0, 1), PREFILL * 1_000, 3);
+    let report = kv_load::run(&config).unwrap();
+    let tally = &report.tally;
+    assert_eq!((tally.sent, tally.answered, tally.sets), (2_000, 2_000, 0));
+    assert_eq!(tally.hits + tally.misses, 2_000);
+    assert!(tally.misses > tally.hits, "{tally:?}");
+    assert!(report.clean());
+    server.shutdown();
+}
+
+#[test]
+fn a_server_that_goes_away_leaves_broken_connections_and_counts_that_add_up() {
+    let server = kv::start(&server_config(RuntimeKind::Brigade)).unwrap();
+    let mut config = load_config(server.addr());
+    (config.duration, config.drain) = (Duration::from_secs(3), Duration::from_secs(1));
+    let load = std::thread::spawn(move || kv_load::run(&config).unwrap());
+    // Shut down once the load is under way.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.commands() < 100 {
+        assert!(Instant::now() < deadline, "the load never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let totals = server.shutdown();
+    let report = load.join().unwrap();
+    let tally = &report.tally;
+    assert_eq!(tally.broken_connections, 4, "{tally:?}");
+    assert!(tally.sent < report.planned, "{tally:?}");
+    assert!(tally.answered <= tally.sent && tally.answered <= totals.commands);
+    assert_eq!(tally.sets + tally.hits + tally.misses, tally.answered);
+    assert_eq!(report.unanswered(), tally.sent - tally.answered);
+    assert!(!report.clean() && report.errors() == 4);
+    assert!(tally.first_error.is_some());
+    assert!(
+        report.warning().is_none(),
+        "the client kept up; the server went"
+    );
+}
+
+#[test]
+fn no_server_is_a_clear_error() {
+    let addr = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    // The listener is gone: nothing listens at `addr`.
+    let error = kv_load::run(&load_config(addr)).unwrap_err();
+    assert!(error.to_string().contains(&addr.to_string()), "{error}");
+}
