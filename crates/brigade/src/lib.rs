@@ -78,6 +78,13 @@
 //! (*coarse* ones) never hold every worker at once: at most `workers − 1` of
 //! their polls run together, leaving a worker for the foreground.
 //!
+//! The bucket bounds elastic work only where it competes with the
+//! foreground: a worker with nothing else to run takes a waiting elastic
+//! task that is not coarse on an *idle grant*, which no tokens pay for
+//! ([`ElasticConfig::use_idle_workers`]), and the task's `yield_if_busy`
+//! gives the worker back when foreground work turns up. So elastic work
+//! fills the foreground's idle gaps from the start, whatever the limit.
+//!
 //! # Metrics
 //! [`Runtime::metrics`] returns a [`RuntimeMetrics`]:
 //! - [`yields`](RuntimeMetrics::yields) (how often `yield_if_busy` gave way)
@@ -93,8 +100,9 @@
 //!   [`yield_delay`](RuntimeMetrics::yield_delay) (how long background work
 //!   waited there: large values mean the runtime is busy with other work);
 //! - [`elastic_utilization_limit`](RuntimeMetrics::elastic_utilization_limit),
-//!   [`elastic_waiting`](RuntimeMetrics::elastic_waiting) and
-//!   [`elastic_cpu_time`](RuntimeMetrics::elastic_cpu_time);
+//!   [`elastic_waiting`](RuntimeMetrics::elastic_waiting),
+//!   [`elastic_cpu_time`](RuntimeMetrics::elastic_cpu_time) and
+//!   [`elastic_idle_grants`](RuntimeMetrics::elastic_idle_grants);
 //! - [`long_polls`](RuntimeMetrics::long_polls): polls that ran past the
 //!   long-poll threshold, and
 //!   [`compensations`](RuntimeMetrics::compensations): how often a spare
