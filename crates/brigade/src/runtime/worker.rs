@@ -384,13 +384,16 @@ impl Core {
         if !self.searching.get() || self.shared.yield_queue.is_empty() {
             return None;
         }
-        let epoch = epoch_of(self.shared.clock_nanos());
-        if self.poll_for_epoch(epoch) > 0
+        // One clock read serves the epoch and the take-back: a poll that
+        // ran in between (at most one per epoch) is left out of the delay
+        // the taken task is recorded to have waited.
+        let now = self.shared.clock_nanos();
+        if self.poll_for_epoch(epoch_of(now)) > 0
             && let Some(runnable) = self.local.pop()
         {
             return Some(runnable);
         }
-        self.take_back_yielded()
+        self.take_back_yielded(now)
     }
 
     fn take_from_injector(&self) -> Option<Runnable> {
