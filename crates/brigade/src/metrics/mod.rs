@@ -28,6 +28,8 @@ pub use tokio_compat::TokioCompatMetrics;
 /// hence `std` atomics.
 pub(crate) struct WorkerCounters {
     polls: AtomicU64,
+    /// Tasks spawned on this worker's thread (the rest: `MetricsCells`).
+    spawns: AtomicU64,
     yields: AtomicU64,
     steals: AtomicU64,
     parks: AtomicU64,
@@ -45,6 +47,7 @@ impl Default for WorkerCounters {
     fn default() -> Self {
         WorkerCounters {
             polls: AtomicU64::new(0),
+            spawns: AtomicU64::new(0),
             yields: AtomicU64::new(0),
             steals: AtomicU64::new(0),
             parks: AtomicU64::new(0),
@@ -64,6 +67,10 @@ impl WorkerCounters {
     pub(crate) fn count_poll(&self) {
         bump(&self.polls);
     }
+    /// A task spawned on this worker's thread.
+    pub(crate) fn count_spawn(&self) {
+        bump(&self.spawns);
+    }
     pub(crate) fn count_yield(&self) {
         bump(&self.yields);
     }
@@ -78,6 +85,8 @@ impl WorkerCounters {
 /// All counters of one runtime.
 pub(crate) struct MetricsCells {
     workers: Box<[CachePadded<WorkerCounters>]>,
+    /// Tasks spawned off the workers (`WorkerCounters::spawns` has the rest):
+    /// a shared counter only for the spawns that do not come from a worker.
     spawned: CachePadded<AtomicU64>,
     long_polls: AtomicU64,
     /// Idle workers found not serving (`Driver::harvest_if_unserved`).
@@ -144,6 +153,8 @@ impl MetricsCells {
         &self.workers[index]
     }
 
+    /// A task spawned off the workers (a worker counts its own spawns in
+    /// its `WorkerCounters`).
     pub(crate) fn count_spawn(&self) {
         self.spawned.fetch_add(1, Ordering::Relaxed);
     }
@@ -314,7 +325,8 @@ impl RuntimeMetrics {
 
     /// Tasks spawned with `spawn` since the runtime started.
     pub fn spawned_tasks_count(&self) -> u64 {
-        self.cells().spawned.load(Ordering::Relaxed)
+        let cells = self.cells();
+        cells.spawned.load(Ordering::Relaxed) + cells.sum(|worker| &worker.spawns)
     }
 
     /// Tasks alive right now (spawned, not yet finished or cancelled);

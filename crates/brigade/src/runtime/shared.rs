@@ -207,11 +207,11 @@ impl Shared {
                     WithInfo(crate::task::host::schedule),
                 )
         });
-        self.metrics.count_spawn();
         if runnable.metadata().registry_key().is_some() {
-            runnable.schedule();
+            self.schedule_spawned(runnable);
         } else {
             // Spawned after shutdown began: cancel at once.
+            self.metrics.count_spawn();
             drop(runnable);
         }
         JoinHandle::new(task)
@@ -253,14 +253,41 @@ impl Shared {
         runnable: Runnable,
         info: ScheduleInfo,
     ) -> Result<(), Runnable> {
+        self.schedule_here(runnable, info.woken_while_running, false)
+    }
+
+    /// Where a task just spawned goes: as a wake-up. A direct call rather
+    /// than `Runnable::schedule` (whose hook cannot tell a spawn from a
+    /// wake-up), so that one read of the thread's worker also counts the
+    /// spawn in that worker's counters, not in a counter every worker
+    /// writes. The caller's `Arc` keeps this runtime alive for the call.
+    fn schedule_spawned(&self, runnable: Runnable) {
+        if let Err(runnable) = self.schedule_here(runnable, false, true) {
+            self.metrics.count_spawn();
+            self.schedule_off_workers(runnable, false);
+        }
+    }
+
+    /// [`schedule_on_worker`](Self::schedule_on_worker); `spawned`: the
+    /// task was just spawned, and the worker counts the spawn.
+    #[inline]
+    fn schedule_here(
+        &self,
+        runnable: Runnable,
+        woken_while_running: bool,
+        spawned: bool,
+    ) -> Result<(), Runnable> {
         let notify = context::with_current_worker(|core| match core {
             Some(core) if std::ptr::eq(&**core.shared(), self) => {
+                if spawned {
+                    self.metrics.worker(core.index()).count_spawn();
+                }
                 runnable.metadata().mirror_task_state();
                 if self.is_shutdown() {
                     self.shutdown.cancel_later(runnable);
                     return Ok(false);
                 }
-                Ok(self.schedule_on(core, runnable, info.woken_while_running))
+                Ok(self.schedule_on(core, runnable, woken_while_running))
             }
             _ => Err(runnable),
         })?;
@@ -272,12 +299,18 @@ impl Shared {
 
     /// Where a task woken off this runtime's workers goes: the injector.
     pub(crate) fn schedule_remote(&self, runnable: Runnable, info: ScheduleInfo) {
+        self.schedule_off_workers(runnable, info.woken_while_running);
+    }
+
+    /// [`schedule_remote`](Self::schedule_remote), for a wake-up or a spawn
+    /// off the workers.
+    fn schedule_off_workers(&self, runnable: Runnable, woken_while_running: bool) {
         runnable.metadata().mirror_task_state();
         if self.is_shutdown() {
             self.shutdown.cancel_later(runnable);
             return;
         }
-        self.classify_wake(runnable.metadata(), info.woken_while_running);
+        self.classify_wake(runnable.metadata(), woken_while_running);
         self.maybe_sample(&runnable);
         self.inject(runnable);
     }

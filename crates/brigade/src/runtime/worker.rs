@@ -385,13 +385,16 @@ impl Core {
             return None;
         }
         if !self.shared.yield_queue.is_empty() {
-            let epoch = epoch_of(self.shared.clock_nanos());
-            if self.poll_for_epoch(epoch) > 0
+            // One clock read serves the epoch and the take-back: a poll that
+            // ran in between (at most one per epoch) is left out of the delay
+            // the taken task is recorded to have waited.
+            let now = self.shared.clock_nanos();
+            if self.poll_for_epoch(epoch_of(now)) > 0
                 && let Some(runnable) = self.local.pop()
             {
                 return Some(runnable);
             }
-            if let Some(runnable) = self.take_back_yielded() {
+            if let Some(runnable) = self.take_back_yielded(now) {
                 return Some(runnable);
             }
         }

@@ -30,8 +30,6 @@ pub(crate) mod stamped;
 use crossbeam_utils::CachePadded;
 pub(crate) use entry::{DeferredWake, Entry, Waiting, YieldState};
 use stamped::StampedQueue;
-// Statistics only, so not from `crate::sync`.
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::epoch::epoch_start;
 use crate::task::Runnable;
@@ -68,8 +66,6 @@ use crate::task::Runnable;
 /// lock orders the two, so whichever comes second sees the other's write.
 pub(crate) struct YieldQueue {
     shards: Box<[CachePadded<StampedQueue<Entry>>]>,
-    /// Statistics only (no protocol reads it), hence `std` and `Relaxed`.
-    entered_total: AtomicU64,
 }
 
 impl YieldQueue {
@@ -79,7 +75,6 @@ impl YieldQueue {
             shards: (0..num_slots.max(1))
                 .map(|_| CachePadded::new(StampedQueue::new()))
                 .collect(),
-            entered_total: AtomicU64::new(0),
         }
     }
 
@@ -95,7 +90,6 @@ impl YieldQueue {
             task = entry.task_id(),
             "task stepped aside into the yield queue"
         );
-        self.entered_total.fetch_add(1, Ordering::Relaxed);
         self.shards[slot].push(entry, at, Entry::is_aborted_task)
     }
 
@@ -198,9 +192,11 @@ impl YieldQueue {
     }
 
     /// How many times a task stepped aside into the queue since the runtime
-    /// started.
+    /// started: the sum of the shards' counts, each kept under its shard's
+    /// lock (a runtime-wide counter would be one more cache line that every
+    /// worker writes at every step aside).
     pub(crate) fn entered_total(&self) -> u64 {
-        self.entered_total.load(Ordering::Relaxed)
+        self.shards.iter().map(|shard| shard.pushed()).sum()
     }
 }
 

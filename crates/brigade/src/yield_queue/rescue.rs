@@ -61,6 +61,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::epoch::epoch_start;
+
 /// The default of [`Builder::max_yield_delay`](crate::Builder::max_yield_delay).
 pub const DEFAULT_MAX_YIELD_DELAY: Duration = Duration::from_millis(50);
 
@@ -107,8 +109,22 @@ impl YieldRescue {
     }
 
     /// A worker took an entry out the usual way at `now`.
+    ///
+    /// Stored at most once per epoch (`epoch.rs`): every worker that serves
+    /// the queue calls this at every take-back, and a store each time moved
+    /// this shared cache line between their cores once per round trip
+    /// through the queue (`yield_heavy`, 2 workers). A load of a line that
+    /// is rarely written stays in every core's cache. The overdue test then
+    /// reads a served time up to an epoch (≈ 33 µs) old, so a rescue may
+    /// come that much sooner than `max_yield_delay`, never later.
     pub(crate) fn note_served(&self, now: u64) {
-        if self.max_delay != u64::MAX {
+        if self.max_delay != u64::MAX
+            && now
+                >= self
+                    .served_at
+                    .load(Ordering::Relaxed)
+                    .saturating_add(epoch_start(1))
+        {
             self.served_at.store(now, Ordering::Relaxed);
         }
     }
@@ -209,6 +225,17 @@ mod tests {
         assert!(!rescue.is_overdue(10 * MS, 89 * MS));
         assert!(!rescue.try_claim(10 * MS, 89 * MS));
         assert!(rescue.is_overdue(10 * MS, 90 * MS));
+    }
+
+    #[test]
+    fn the_served_time_moves_on_at_most_once_per_epoch() {
+        let rescue = YieldRescue::new(Some(Duration::from_millis(50)), 2);
+        rescue.note_served(40 * MS);
+        rescue.note_served(40 * MS + epoch_start(1) - 1);
+        // Still 40 ms: overdue 50 ms later.
+        assert!(rescue.is_overdue(10 * MS, 90 * MS));
+        rescue.note_served(40 * MS + epoch_start(1));
+        assert!(!rescue.is_overdue(10 * MS, 90 * MS));
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub(crate) struct StampedQueue<T> {
     items: Mutex<VecDeque<(T, u64)>>,
     /// The head item's stamp, or [`EMPTY`].
     head_at: AtomicU64,
+    /// Items pushed so far. Statistics only (no protocol reads it), hence
+    /// `std`; written under the lock, so a load and a store, not a locked
+    /// read-modify-write.
+    pushed: std::sync::atomic::AtomicU64,
 }
 
 impl<T> StampedQueue<T> {
@@ -39,6 +43,7 @@ impl<T> StampedQueue<T> {
         StampedQueue {
             items: Mutex::new(VecDeque::new()),
             head_at: AtomicU64::new(EMPTY),
+            pushed: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -51,7 +56,15 @@ impl<T> StampedQueue<T> {
             self.head_at.store(at, Ordering::Relaxed);
         }
         items.push_back((item, at));
+        let pushed = self.pushed.load(std::sync::atomic::Ordering::Relaxed);
+        self.pushed
+            .store(pushed + 1, std::sync::atomic::Ordering::Relaxed);
         seen
+    }
+
+    /// How many items were pushed so far (read without the lock: may lag).
+    pub(crate) fn pushed(&self) -> u64 {
+        self.pushed.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Takes the oldest item, with its stamp.
