@@ -244,10 +244,9 @@ mod models {
                 thread::spawn(move || {
                     let probe = UnservedProbe::default();
                     driver.make_ready(1);
-                    // Two checks the grace apart that see the event
-                    // pending with no harvest between them harvest it.
-                    [1, 1 + crate::driver::UNSERVED_GRACE_EPOCHS]
-                        .into_iter()
+                    // Two checks an epoch apart that see the event pending
+                    // with no harvest between them harvest it.
+                    (1..=2)
                         .map(|epoch| driver.harvest_if_unserved(&probe, epoch, 1))
                         .sum::<usize>()
                 })
@@ -321,7 +320,7 @@ mod models {
                 thread::spawn(move || {
                     let probe = UnservedProbe::default();
                     driver.make_ready(1);
-                    for epoch in [1, 1 + crate::driver::UNSERVED_GRACE_EPOCHS] {
+                    for epoch in 1..=2 {
                         driver.harvest_if_unserved(&probe, epoch, 1);
                     }
                     // It goes to sleep; an earlier notification means it

@@ -285,44 +285,27 @@ pub(crate) struct UnservedProbe {
     harvests: Cell<u64>,
     /// log2 of the epochs between checks while nothing is pending.
     quiet: Cell<u32>,
-    /// The epoch of the check that first saw work pending, with nobody
-    /// harvesting since.
-    pending_since: Cell<Option<u64>>,
 }
 
 /// The longest back-off of [`UnservedProbe`]: a check every 2^3 epochs.
 const MAX_QUIET_SHIFT: u32 = 3;
 
-/// Epochs that pending work must stay unharvested before a busy worker
-/// serves it for the watcher: 4, about 131 µs. A watcher that the kernel
-/// runs promptly takes that long to wake on a virtual machine (a host with
-/// a free core wakes it in tens of microseconds), and one that waits for a
-/// CPU on a crowded host waits up to a scheduler tick, 1 to 4 ms. Serving
-/// at the first sighting (an epoch) also took work from healthy watchers:
-/// `kv` with the snapshot on, at a fixed 20,000 requests/s on 2 workers,
-/// gave the snapshot a quarter to a half of tokio's throughput
-/// (docs/results.md's `kv` section).
-pub(crate) const UNSERVED_GRACE_EPOCHS: u64 = 4;
-
 impl UnservedProbe {
     /// The check at `epoch`, given the driver's harvest count now and a
     /// look at whether work is pending (taken only when needed): `true`
-    /// when work has been pending, with nobody harvesting, since a check
-    /// [`UNSERVED_GRACE_EPOCHS`] or more epochs ago: longer than a watcher
-    /// that the kernel runs takes to wake and harvest, far shorter than
-    /// the scheduler tick that a watcher waiting for a CPU may wait. While
-    /// work is pending it looks every epoch. (Serving at the first
-    /// sighting was tried: it took work from healthy watchers; before the
-    /// relief existed, a second sighting kept the crowded host's p99 three
-    /// to five times higher, as each event waited for it: with the relief,
-    /// only the first event of a crowded spell does.) While nothing is
-    /// pending it looks again after 1, 2, 4, then every 8 epochs, so an
-    /// idle host's busy worker pays about one look per 8 epochs; a harvest
-    /// by anyone else (a watcher that serves) costs it no look at all.
+    /// when work is pending and nobody has harvested since the previous
+    /// check, in an earlier epoch: a watcher that serves harvests within
+    /// microseconds of being woken, so the poll has gone unserved for an
+    /// epoch or more. (Waiting for a second sighting an epoch later, to be
+    /// sure the pending work is that old, was tried: it kept the crowded
+    /// host's p99 three to five times higher; docs/results.md's `kv` section has
+    /// the figures.) While nothing is pending it looks again after 1, 2, 4,
+    /// then every 8 epochs, so an idle host's busy worker pays about one
+    /// look per 8 epochs; a harvest by anyone else (a watcher that serves)
+    /// costs it no look at all.
     ///
     /// `relieving`: this runtime's watcher is relieved ([`Relief`]), so busy
-    /// workers serve the poll: they look every epoch, without backing off,
-    /// and serve pending work at once, since nobody else watches.
+    /// workers serve the poll: look every epoch, without backing off.
     pub(crate) fn should_harvest(
         &self,
         epoch: u64,
@@ -337,20 +320,12 @@ impl UnservedProbe {
         if self.harvests.replace(harvests) != harvests {
             // Someone harvested since the previous check: served.
             self.quiet.set(0);
-            self.pending_since.set(None);
             return false;
         }
         if pending() {
             self.quiet.set(0);
-            let since = self.pending_since.get().unwrap_or(epoch);
-            self.pending_since.set(Some(since));
-            let unserved = relieving || epoch >= since + UNSERVED_GRACE_EPOCHS;
-            if unserved {
-                self.pending_since.set(None);
-            }
-            return unserved;
+            return true;
         }
-        self.pending_since.set(None);
         if relieving {
             return false;
         }
@@ -368,36 +343,21 @@ impl UnservedProbe {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{RELIEF_NANOS, Relief, UNSERVED_GRACE_EPOCHS, UnservedProbe};
+    use super::{RELIEF_NANOS, Relief, UnservedProbe};
 
     #[test]
-    fn harvests_work_left_pending_for_the_grace_with_nobody_harvesting() {
-        let grace = UNSERVED_GRACE_EPOCHS;
+    fn harvests_pending_work_when_nobody_harvested_since_an_earlier_epoch() {
         let probe = UnservedProbe::default();
         // First look: someone harvested since time zero (count 1 != 0).
         assert!(!probe.should_harvest(1, 1, false, || panic!("no look needed")));
-        // Nobody harvested since, and work is pending: first sighting.
-        assert!(!probe.should_harvest(2, 1, false, || true));
-        // Still pending, every epoch, until the grace is over: serve it.
-        for epoch in 3..2 + grace {
-            assert!(!probe.should_harvest(epoch, 1, false, || true));
-        }
-        assert!(probe.should_harvest(2 + grace, 1, false, || true));
+        // Nobody harvested since, and work is pending: serve it.
+        assert!(probe.should_harvest(2, 1, false, || true));
         probe.harvested(2);
-        // Pending again: a new sighting, and someone else harvests within
-        // the grace: the watcher serves, and the sighting is forgotten.
-        let start = 3 + grace;
-        assert!(!probe.should_harvest(start, 2, false, || true));
-        assert!(!probe.should_harvest(start + 1, 3, false, || panic!("no look needed")));
-        assert!(!probe.should_harvest(start + grace, 3, false, || true));
+        // Someone else harvested meanwhile: the watcher serves.
+        assert!(!probe.should_harvest(3, 3, false, || panic!("no look needed")));
         // Once per epoch at most.
-        assert!(!probe.should_harvest(start + grace, 3, false, || panic!("checked")));
-    }
-
-    #[test]
-    fn serves_pending_work_at_once_while_relieving_the_watcher() {
-        let probe = UnservedProbe::default();
-        assert!(probe.should_harvest(1, 0, true, || true));
+        assert!(probe.should_harvest(4, 3, false, || true));
+        assert!(!probe.should_harvest(4, 3, false, || panic!("checked in this epoch")));
     }
 
     #[test]
