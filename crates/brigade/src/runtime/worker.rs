@@ -131,6 +131,12 @@ pub(crate) struct Core {
     yield_gate: EpochGate,
     /// The epochs of this loop: its driver poll and its rescue check.
     loop_gate: EpochGate,
+    /// The epoch in which `take_back_yielded` last compared the yield
+    /// queue's other shards with this worker's own (`YieldQueue::pop_for`).
+    yield_queue_looked: Cell<u64>,
+    /// The epoch in which `take_back_own_yielded` last found every other
+    /// worker's deque empty.
+    others_idle_in: Cell<u64>,
     /// The epoch of the fast path's last idle check (its counter is in the
     /// worker's `PollWatch`).
     idle_check_epoch: Cell<u64>,
@@ -159,6 +165,8 @@ impl Core {
             in_block_in_place: Cell::new(false),
             yield_gate: EpochGate::new(),
             loop_gate: EpochGate::new(),
+            yield_queue_looked: Cell::new(u64::MAX),
+            others_idle_in: Cell::new(u64::MAX),
             idle_check_epoch: Cell::new(u64::MAX),
             unserved: UnservedProbe::default(),
         }
@@ -371,6 +379,11 @@ impl Core {
         if let Some(runnable) = self.take_from_injector() {
             return Some(runnable);
         }
+        if !self.searching.get()
+            && let Some(runnable) = self.take_back_own_yielded()
+        {
+            return Some(runnable);
+        }
         if let Some(runnable) = self.steal() {
             return Some(runnable);
         }
@@ -401,6 +414,43 @@ impl Core {
         // Last, elastic work waiting for tokens, on CPU nobody else wants
         // (`admission/mod.rs`).
         self.shared.admission.take_for_idle_worker()
+    }
+
+    /// A worker that just ran a task takes back yielded work of its own
+    /// shard without becoming a searcher, if no other worker's deque holds
+    /// a task (a look that writes nothing): becoming a searcher and ending
+    /// the search are two `SeqCst` read-modify-writes on the state word
+    /// that every worker and every `yield_if_busy()` reads
+    /// (`runtime/idle.rs`), and paying them at every turn of a background
+    /// task through the yield queue made that word's cache line the
+    /// bottleneck as workers were added (`yield_many` at 16 workers, 7×
+    /// tokio's time; docs/results.md's scaling table). The rest is as for
+    /// a searcher: I/O looked at once per epoch first, and the queue's own
+    /// order (`YieldQueue::pop_for`).
+    ///
+    /// The look at the other deques reads a cache line per worker, which
+    /// its owner writes at every push and pop; a look that found them all
+    /// empty holds for the rest of its epoch, as the other checks of
+    /// background work against other workers' queues do (`step_aside.rs`).
+    fn take_back_own_yielded(&self) -> Option<Runnable> {
+        let shared = &self.shared;
+        if !shared.yield_queue.has_entries_in(self.index) {
+            return None;
+        }
+        let now = shared.clock_nanos();
+        let epoch = epoch_of(now);
+        if self.others_idle_in.get() != epoch {
+            if shared.others_have_work(self.index) {
+                return None;
+            }
+            self.others_idle_in.set(epoch);
+        }
+        if self.poll_for_epoch(epoch_of(now)) > 0
+            && let Some(runnable) = self.local.pop()
+        {
+            return Some(runnable);
+        }
+        self.take_back_yielded(now)
     }
 
     fn take_from_injector(&self) -> Option<Runnable> {

@@ -104,8 +104,21 @@ impl YieldQueue {
     /// ever, while an entry in a busy or departed worker's shard waited;
     /// and since that counts as serving the queue, the starvation bound
     /// would not step in either.
-    pub(crate) fn pop_for(&self, slot: usize) -> Option<Waiting> {
+    ///
+    /// `look_elsewhere`: whether to compare with the other shards' heads at
+    /// all. A worker does so once per epoch (`Core::take_back_yielded`):
+    /// the rule is about heads older by more than an epoch, so looking more
+    /// often changes little, and each look reads every shard's head, a cache
+    /// line its own worker writes at each push and pop (with 16 workers
+    /// that read, at every turn through the queue, made the queue scale
+    /// worse than tokio; docs/results.md's scaling table). Without it, the
+    /// own shard's head goes first, and the oldest elsewhere only when the
+    /// own shard is empty.
+    pub(crate) fn pop_for(&self, slot: usize, look_elsewhere: bool) -> Option<Waiting> {
         let own = &self.shards[slot];
+        if !look_elsewhere {
+            return Self::pop_shard(own).or_else(|| self.pop_oldest());
+        }
         let own_head = own.head_at();
         match self.oldest_head() {
             Some((oldest, at))
@@ -176,6 +189,11 @@ impl YieldQueue {
         }
     }
 
+    /// Whether worker `slot`'s own shard holds an entry (one relaxed load).
+    pub(crate) fn has_entries_in(&self, slot: usize) -> bool {
+        !self.shards[slot].is_empty()
+    }
+
     /// Whether every shard is empty: one relaxed load per shard (see
     /// `stamped.rs` for why the sleep protocol's fences are enough).
     pub(crate) fn is_empty(&self) -> bool {
@@ -233,14 +251,14 @@ mod tests {
         assert_eq!((queue.len(), queue.head_at()), (4, Some(10)));
         // Stamps within an epoch of each other: worker 1 takes its own
         // entry first, though it is the youngest.
-        assert_eq!(id(queue.pop_for(1)), Some(ids[3]));
+        assert_eq!(id(queue.pop_for(1, true)), Some(ids[3]));
         // Then, its shard empty, the oldest anywhere: shard 2's, then
         // shard 0's in order.
-        assert_eq!(id(queue.pop_for(1)), Some(ids[0]));
-        assert_eq!(id(queue.pop_for(1)), Some(ids[1]));
+        assert_eq!(id(queue.pop_for(1, false)), Some(ids[0]));
+        assert_eq!(id(queue.pop_for(1, true)), Some(ids[1]));
         assert_eq!(queue.head_at(), Some(30));
         assert_eq!(id(queue.pop_oldest()), Some(ids[2]));
-        assert!(queue.is_empty() && queue.pop_for(0).is_none());
+        assert!(queue.is_empty() && queue.pop_for(0, true).is_none());
         assert_eq!(queue.entered_total(), 4);
     }
 
@@ -253,7 +271,19 @@ mod tests {
         let epoch = epoch_start(1);
         let _ = queue.push(1, old, 1_000);
         let _ = queue.push(0, recent, 1_000 + epoch + 1);
-        assert_eq!(id(queue.pop_for(0)), Some(old_id));
-        assert_eq!(id(queue.pop_for(0)), Some(recent_id));
+        assert_eq!(id(queue.pop_for(0, true)), Some(old_id));
+        assert_eq!(id(queue.pop_for(0, true)), Some(recent_id));
+    }
+
+    #[test]
+    fn between_looks_elsewhere_a_worker_takes_its_own_shard_first() {
+        let rt = crate::Builder::new().worker_threads(1).build().unwrap();
+        let queue = YieldQueue::new(2);
+        let (old, recent) = (entry(&rt), entry(&rt));
+        let (old_id, recent_id) = (old.task_id(), recent.task_id());
+        let _ = queue.push(1, old, 1_000);
+        let _ = queue.push(0, recent, 1_000 + epoch_start(1) + 1);
+        assert_eq!(id(queue.pop_for(0, false)), Some(recent_id));
+        assert_eq!(id(queue.pop_for(0, false)), Some(old_id));
     }
 }

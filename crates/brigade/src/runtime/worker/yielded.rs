@@ -26,7 +26,10 @@ impl Core {
     /// per round trip through the queue instead of two).
     pub(super) fn take_back_yielded(&self, now: u64) -> Option<Runnable> {
         let shared = self.shared();
-        while let Some(waiting) = shared.yield_queue.pop_for(self.index()) {
+        // Other shards' heads are compared once per epoch (`pop_for`).
+        let epoch = crate::epoch::epoch_of(now);
+        let look_elsewhere = self.yield_queue_looked.replace(epoch) != epoch;
+        while let Some(waiting) = shared.yield_queue.pop_for(self.index(), look_elsewhere) {
             let runnable = self.take_back(waiting, now);
             shared.yield_rescue.note_served(now);
             if runnable.is_some() {
