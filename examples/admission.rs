@@ -2,7 +2,10 @@
 //! latency over time, in the two cases the controller exists for.
 //!
 //! 1. Elastic work that yields well (50 µs units with `yield_if_busy`) on an
-//!    otherwise idle runtime: the limit climbs towards its maximum.
+//!    otherwise idle runtime: it uses all the CPU from the start, on idle
+//!    workers' grants (`ElasticConfig::use_idle_workers`), while the limit,
+//!    what it would get beside a busy foreground, climbs towards its
+//!    maximum.
 //! 2. Elastic work with 5 ms sections between yield points while a plain
 //!    thread spawns a foreground task every millisecond: the foreground
 //!    waits behind the sections, the p99 scheduling latency passes the 1 ms
