@@ -13,20 +13,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::check;
-use crate::{Builder, ElasticConfig, Runtime};
+use crate::{ElasticConfig, Runtime};
 
-/// `workers` workers, nothing that needs the monitor (as `super::runtime`),
+/// `workers` workers, nothing that needs the monitor (`super::builder`),
 /// and a bucket that refills at a thousandth of a nanosecond per second:
 /// the grant of 1 µs is used up by the first poll (the loom clock moves on
 /// by an epoch at each read), and the debt it leaves is never repaid.
 fn runtime_with_empty_bucket(workers: usize) -> Runtime {
-    Builder::new()
-        .worker_threads(workers)
-        .long_poll_threshold(None)
-        .compensation_threshold(None)
-        .max_spare_workers(0)
-        .latency_sample_every(0)
-        .max_yield_delay(None)
+    super::builder(workers)
         .elastic(ElasticConfig {
             min_utilization: 1e-12,
             max_utilization: 1e-12,

@@ -24,16 +24,24 @@ use std::task::{Context, Poll};
 
 use crate::{Builder, Runtime};
 
-/// A runtime with `workers` workers and nothing that needs the monitor:
-/// no long-poll detector, no compensation, no latency sampling, no rescue.
-fn runtime(workers: usize) -> Runtime {
-    Builder::new()
+/// A builder of a runtime with `workers` workers and nothing that needs
+/// the monitor: no long-poll detector, no compensation, no latency
+/// sampling, no rescue.
+fn builder(workers: usize) -> Builder {
+    let mut builder = Builder::new();
+    builder
         .worker_threads(workers)
         .long_poll_threshold(None)
         .compensation_threshold(None)
         .max_spare_workers(0)
         .latency_sample_every(0)
-        .max_yield_delay(None)
+        .max_yield_delay(None);
+    builder
+}
+
+/// A runtime from [`builder`].
+fn runtime(workers: usize) -> Runtime {
+    builder(workers)
         .build()
         .expect("build a runtime for a loom model")
 }
