@@ -1,4 +1,30 @@
-//! Parsing of the examples' numeric flags, with messages that name the flag.
+//! Parsing of the examples' flags, with messages that name the flag.
+
+/// Walks the flags (without the program name) for a `Config::parse`:
+/// `--help` or `-h` ends the walk with `Err(help)`; every other flag goes
+/// to `on_flag` with a way to take its value (which fails with a message
+/// naming the flag when none follows). `on_flag` returns `Ok(false)` for a
+/// flag it does not know, which ends the walk with an error naming it.
+pub(crate) fn walk_flags(
+    args: impl IntoIterator<Item = String>,
+    help: &str,
+    mut on_flag: impl FnMut(&str, &mut dyn FnMut() -> Result<String, String>) -> Result<bool, String>,
+) -> Result<(), String> {
+    let mut args = args.into_iter();
+    while let Some(flag) = args.next() {
+        if flag == "--help" || flag == "-h" {
+            return Err(help.to_owned());
+        }
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| format!("{flag} needs a value\n\n{help}"))
+        };
+        if !on_flag(&flag, &mut value)? {
+            return Err(format!("unknown flag {flag:?}\n\n{help}"));
+        }
+    }
+    Ok(())
+}
 
 /// Parses `text`, the value of `flag`, as a whole number.
 pub(crate) fn parse_number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::flags::{parse_port, parse_positive};
+use crate::flags::{parse_port, parse_positive, walk_flags};
 use crate::harness::{RuntimeKind, available_cores};
 
 /// Usage text.
@@ -90,19 +90,11 @@ impl Config {
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, String> {
         let mut config = Config::default();
         let mut tasks = None;
-        let mut args = args.into_iter();
-        while let Some(flag) = args.next() {
-            if flag == "--help" || flag == "-h" {
-                return Err(HELP.to_owned());
-            }
-            let mut value = || {
-                args.next()
-                    .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
-            };
-            match flag.as_str() {
-                "--port" => config.port = parse_port(&flag, &value()?)?,
-                "--workers" => config.workers = parse_positive(&flag, &value()?)?,
-                "--tasks" => tasks = Some(parse_positive(&flag, &value()?)?),
+        walk_flags(args, HELP, |flag, value| {
+            match flag {
+                "--port" => config.port = parse_port(flag, &value()?)?,
+                "--workers" => config.workers = parse_positive(flag, &value()?)?,
+                "--tasks" => tasks = Some(parse_positive(flag, &value()?)?),
                 "--import" => {
                     if config.import == ImportMode::Off {
                         config.import = ImportMode::Yielding;
@@ -111,7 +103,7 @@ impl Config {
                 "--no-yield" => config.import = ImportMode::NoYield,
                 "--no-elastic" => config.elastic = false,
                 "--http2" => config.http2 = true,
-                "--runtime" => config.runtime = RuntimeKind::parse(&flag, &value()?)?,
+                "--runtime" => config.runtime = RuntimeKind::parse(flag, &value()?)?,
                 "--secs" => {
                     let text = value()?;
                     let secs: f64 = text
@@ -123,9 +115,10 @@ impl Config {
                         })?;
                     config.duration = Some(Duration::from_secs_f64(secs));
                 }
-                _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         config.tasks = tasks.unwrap_or(config.workers * 2);
         Ok(config)
     }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::snapshot::SnapshotSettings;
-use crate::flags::{parse_number, parse_port, parse_positive};
+use crate::flags::{parse_number, parse_port, parse_positive, walk_flags};
 pub use crate::harness::RuntimeKind;
 
 /// Usage text.
@@ -71,31 +71,24 @@ impl Config {
         let mut config = Config::default();
         let mut every = Duration::from_millis(2000);
         let (mut snapshot_on, mut path) = (true, None);
-        let mut args = args.into_iter();
-        while let Some(flag) = args.next() {
-            if flag == "--help" || flag == "-h" {
-                return Err(HELP.to_owned());
-            }
-            let mut value = || {
-                args.next()
-                    .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
-            };
-            match flag.as_str() {
-                "--port" => config.port = parse_port(&flag, &value()?)?,
-                "--workers" => config.workers = parse_positive(&flag, &value()?)?,
+        walk_flags(args, HELP, |flag, value| {
+            match flag {
+                "--port" => config.port = parse_port(flag, &value()?)?,
+                "--workers" => config.workers = parse_positive(flag, &value()?)?,
                 "--runtime" => config.runtime = RuntimeKind::parse("--runtime", &value()?)?,
-                "--prefill" => config.prefill = parse_number(&flag, &value()?)?,
-                "--value-size" => config.value_size = parse_number(&flag, &value()?)?,
+                "--prefill" => config.prefill = parse_number(flag, &value()?)?,
+                "--value-size" => config.value_size = parse_number(flag, &value()?)?,
                 "--snapshot-every-ms" => {
-                    every = Duration::from_millis(parse_number(&flag, &value()?)?)
+                    every = Duration::from_millis(parse_number(flag, &value()?)?)
                 }
                 "--no-snapshot" => snapshot_on = false,
                 "--snapshot-path" => path = Some(PathBuf::from(value()?)),
                 "--elastic" => config.elastic = true,
                 "--secs" => config.duration = parse_secs(&value()?)?,
-                _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         if !snapshot_on && path.is_some() {
             return Err("--snapshot-path and --no-snapshot contradict each other".to_owned());
         }

@@ -3,7 +3,7 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use crate::flags::{parse_number, parse_positive};
+use crate::flags::{parse_number, parse_positive, walk_flags};
 
 /// Usage text.
 pub const HELP: &str = "\
@@ -74,29 +74,22 @@ impl Config {
     /// for the user; `--help` yields `Err(HELP)`.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, String> {
         let mut config = Config::default();
-        let mut args = args.into_iter();
-        while let Some(flag) = args.next() {
-            if flag == "--help" || flag == "-h" {
-                return Err(HELP.to_owned());
-            }
-            let mut value = || {
-                args.next()
-                    .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
-            };
-            match flag.as_str() {
+        walk_flags(args, HELP, |flag, value| {
+            match flag {
                 "--addr" => config.addr = parse_addr(&value()?)?,
-                "--rate" => config.rate = parse_positive(&flag, &value()?)?,
-                "--connections" => config.connections = parse_positive(&flag, &value()?)?,
-                "--secs" => config.duration = parse_secs(&flag, &value()?)?,
-                "--keys" => config.keys = parse_positive(&flag, &value()?)?,
+                "--rate" => config.rate = parse_positive(flag, &value()?)?,
+                "--connections" => config.connections = parse_positive(flag, &value()?)?,
+                "--secs" => config.duration = parse_secs(flag, &value()?)?,
+                "--keys" => config.keys = parse_positive(flag, &value()?)?,
                 "--ratio" => config.ratio = parse_ratio(&value()?)?,
-                "--value-size" => config.value_size = parse_number(&flag, &value()?)?,
-                "--threads" => config.threads = parse_positive(&flag, &value()?)?,
-                "--drain-secs" => config.drain = parse_secs(&flag, &value()?)?,
+                "--value-size" => config.value_size = parse_number(flag, &value()?)?,
+                "--threads" => config.threads = parse_positive(flag, &value()?)?,
+                "--drain-secs" => config.drain = parse_secs(flag, &value()?)?,
                 "--json" => config.json = true,
-                _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         if config.threads > config.connections {
             return Err(format!(
                 "--threads ({}) must be at most --connections ({})",

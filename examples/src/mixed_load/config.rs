@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::VARIANTS;
 use super::plan::{Case, demo_variants, plan};
-use crate::flags::{parse_number, parse_positive};
+use crate::flags::{parse_number, parse_positive, walk_flags};
 
 /// Usage text.
 pub const HELP: &str = "\
@@ -96,19 +96,11 @@ impl Config {
     /// for the user; `--help` yields `Err(HELP)`.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Config, String> {
         let mut config = Config::default();
-        let mut args = args.into_iter();
-        while let Some(flag) = args.next() {
-            if flag == "--help" || flag == "-h" {
-                return Err(HELP.to_owned());
-            }
-            let mut value = || {
-                args.next()
-                    .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
-            };
-            match flag.as_str() {
-                "--bg" => config.background_tasks = parse_number(&flag, &value()?)?,
-                "--unit-us" => config.unit_us = parse_positive(&flag, &value()?)?,
-                "--workers" => config.workers = parse_positive(&flag, &value()?)?,
+        walk_flags(args, HELP, |flag, value| {
+            match flag {
+                "--bg" => config.background_tasks = parse_number(flag, &value()?)?,
+                "--unit-us" => config.unit_us = parse_positive(flag, &value()?)?,
+                "--workers" => config.workers = parse_positive(flag, &value()?)?,
                 "--secs" => {
                     let text = value()?;
                     let secs: f64 = text
@@ -124,14 +116,15 @@ impl Config {
                 "--only" => config.only = Some(value()?),
                 "--out" => config.out = PathBuf::from(value()?),
                 "--driver-thread" => config.driver_thread = true,
-                "--rounds" => config.rounds = parse_positive(&flag, &value()?)?,
-                "--neighbours" => config.neighbours = parse_number(&flag, &value()?)?,
+                "--rounds" => config.rounds = parse_positive(flag, &value()?)?,
+                "--neighbours" => config.neighbours = parse_number(flag, &value()?)?,
                 "--period-us" => {
-                    config.period = Duration::from_micros(parse_positive(&flag, &value()?)?)
+                    config.period = Duration::from_micros(parse_positive(flag, &value()?)?)
                 }
-                _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         Ok(config)
     }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::flags::parse_positive;
+use crate::flags::{parse_positive, walk_flags};
 
 /// Usage text.
 pub const HELP: &str = "\
@@ -110,28 +110,20 @@ impl Config {
         } else {
             Config::default()
         };
-        let mut args = args.into_iter();
-        while let Some(flag) = args.next() {
-            if flag == "--help" || flag == "-h" {
-                return Err(HELP.to_owned());
-            }
-            let mut value = || {
-                args.next()
-                    .ok_or_else(|| format!("{flag} needs a value\n\n{HELP}"))
-            };
-            let millis = |text: String| parse_positive(&flag, &text).map(Duration::from_millis);
-            match flag.as_str() {
+        walk_flags(args, HELP, |flag, value| {
+            let millis = |text: String| parse_positive(flag, &text).map(Duration::from_millis);
+            match flag {
                 "--quick" => {}
                 "--driver-thread" => config.driver_thread = true,
                 "--threshold-ms" => config.threshold = Some(millis(value()?)?),
-                "--workers" => config.workers = parse_positive(&flag, &value()?)?,
-                "--rounds" => config.rounds = parse_positive(&flag, &value()?)?,
+                "--workers" => config.workers = parse_positive(flag, &value()?)?,
+                "--rounds" => config.rounds = parse_positive(flag, &value()?)?,
                 "--stall-ms" => config.stall = millis(value()?)?,
                 "--spawn-every-ms" => config.spawn_period = millis(value()?)?,
                 "--block-ms" => config.block = millis(value()?)?,
                 "--block-every-ms" => config.block_every = millis(value()?)?,
                 "--period-us" => {
-                    config.request_period = Duration::from_micros(parse_positive(&flag, &value()?)?)
+                    config.request_period = Duration::from_micros(parse_positive(flag, &value()?)?)
                 }
                 "--echo-secs" => {
                     let text = value()?;
@@ -146,9 +138,10 @@ impl Config {
                         })?;
                     config.echo_duration = Duration::from_secs_f64(secs);
                 }
-                _ => return Err(format!("unknown flag {flag:?}\n\n{HELP}")),
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         // A blocking call as long as its period would block without end,
         // which is part 1's experiment, not this one's.
         if config.block >= config.block_every {
