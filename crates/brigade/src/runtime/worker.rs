@@ -52,7 +52,7 @@ pub(crate) mod step_aside;
 mod unserved;
 mod yielded;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use crate::sync::LocalQueue;
@@ -137,6 +137,9 @@ pub(crate) struct Core {
     /// The epoch in which `take_back_own_yielded` last found every other
     /// worker's deque empty.
     others_idle_in: Cell<u64>,
+    /// Each other worker's poll-watch sequence number at this worker's
+    /// previous look at its deque (`Core::others_need_help`).
+    others_seen: RefCell<Vec<u64>>,
     /// The epoch of the fast path's last idle check (its counter is in the
     /// worker's `PollWatch`).
     idle_check_epoch: Cell<u64>,
@@ -167,6 +170,7 @@ impl Core {
             loop_gate: EpochGate::new(),
             yield_queue_looked: Cell::new(u64::MAX),
             others_idle_in: Cell::new(u64::MAX),
+            others_seen: RefCell::new(Vec::new()),
             idle_check_epoch: Cell::new(u64::MAX),
             unserved: UnservedProbe::default(),
         }

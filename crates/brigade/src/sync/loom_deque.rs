@@ -196,10 +196,16 @@ impl<T> LocalQueue<T> {
 
 impl<T> Stealer<T> {
     pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many tasks the deque holds, with crossbeam's orderings (a
+    /// snapshot: the owner and other stealers may change it at once).
+    pub(crate) fn len(&self) -> usize {
         let front = self.deque.front.load(Ordering::Acquire);
         fence(Ordering::SeqCst);
         let back = self.deque.back.load(Ordering::Acquire);
-        back <= front
+        back.saturating_sub(front)
     }
 
     /// Steals about half the tasks: the first is returned, the rest go to

@@ -74,14 +74,15 @@ fn a_deferred_wake_up_is_not_lost_to_a_sleeping_worker() {
     check(2, || {
         let rt = runtime(2);
         let done = rt.block_on(rt.spawn(async {
-            // Two children on this worker's deque: the first
-            // `yield_if_busy()` moves behind them, the second (sentinel
-            // set, deque still busy if neither was stolen) steps aside.
-            let children = [crate::spawn(async {}), crate::spawn(async {})];
-            for _ in 0..2 {
-                crate::yield_if_busy().await;
-            }
-            for child in children {
+            // A child on this worker's deque: the first `yield_if_busy()`
+            // moves behind it; a second child, and the second call
+            // (sentinel set, deque busy again unless the other worker stole
+            // the child) steps aside.
+            let first = crate::spawn(async {});
+            crate::yield_if_busy().await;
+            let second = crate::spawn(async {});
+            crate::yield_if_busy().await;
+            for child in [first, second] {
                 child.await.unwrap();
             }
             true

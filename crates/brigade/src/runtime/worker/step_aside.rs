@@ -204,7 +204,7 @@ impl Core {
         if self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty() {
             return Decision::MoveToBack;
         }
-        if !shared.injector.is_empty() || shared.others_have_work(self.index()) {
+        if !shared.injector.is_empty() || self.others_need_help() {
             return Decision::StepAside;
         }
         if let Some(head_at) = shared.yield_queue.head_at()
@@ -246,7 +246,40 @@ impl Core {
         self.yield_gate.is_new_epoch(|| shared.clock_nanos())
             && (!shared.yield_queue.is_empty()
                 || (self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty())
-                || shared.others_have_work(self.index()))
+                || self.others_need_help())
+    }
+
+    /// Whether another worker's deque holds work that its owner is not
+    /// getting to (once per epoch, from the amortised checks): a backlog
+    /// (two tasks or more), or a task while the owner has made no progress
+    /// since this worker's previous look (its poll watch's sequence number,
+    /// which every poll and yield point moves, has not changed). One task
+    /// in the deque of a worker that is running is the task it runs next:
+    /// a request the kernel woke it for, say. Stepping aside for that one
+    /// only moved this worker's background task through the yield queue
+    /// for nothing (`kv` with the snapshot on, at a fixed request rate:
+    /// docs/results.md's `kv` section).
+    fn others_need_help(&self) -> bool {
+        let shared = self.shared();
+        let mut seen = self.others_seen.borrow_mut();
+        let stealers = shared.active_stealers();
+        if seen.len() < stealers.len() {
+            seen.resize(stealers.len(), u64::MAX);
+        }
+        for (index, stealer) in stealers.iter().enumerate() {
+            if index == self.index() {
+                continue;
+            }
+            let queued = stealer.len();
+            if queued > 0
+                && needs_help(queued, &mut seen[index], || {
+                    shared.metrics.worker(index).watch.seq()
+                })
+            {
+                return true;
+            }
+        }
+        false
     }
 
     /// Wakes the task (the schedule hook puts it at the back of the local
@@ -301,5 +334,33 @@ impl Shared {
         for runnable in self.yield_queue.take_aborted() {
             self.push_injected(runnable);
         }
+    }
+}
+
+/// The rule of `Core::others_need_help` for one other worker whose deque
+/// holds `queued` tasks (at least one): a backlog, or no progress since the
+/// previous look. `seen` holds the owner's poll-watch sequence number at
+/// that look and is updated to `seq()`.
+fn needs_help(queued: usize, seen: &mut u64, seq: impl FnOnce() -> u64) -> bool {
+    let seq = seq();
+    let stalled = std::mem::replace(seen, seq) == seq;
+    queued >= 2 || stalled
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::needs_help;
+
+    #[test]
+    fn one_task_waits_for_its_running_owner_a_backlog_or_a_stalled_owner_does_not() {
+        let mut seen = u64::MAX;
+        // First look at an owner running (sequence 5): its next task.
+        assert!(!needs_help(1, &mut seen, || 5));
+        // It moved on since (7): still its own to run.
+        assert!(!needs_help(1, &mut seen, || 7));
+        // No progress since the previous look: help.
+        assert!(needs_help(1, &mut seen, || 7));
+        // A backlog: help, whatever the owner does.
+        assert!(needs_help(2, &mut seen, || 9));
     }
 }
