@@ -404,10 +404,7 @@ impl RuntimeMetrics {
     /// the start of its poll, for the sampled schedules (see
     /// [`Builder::latency_sample_every`](crate::Builder::latency_sample_every)).
     /// Time spent waiting in the yield queue is not included: see
-    /// [`yield_delay`](Self::yield_delay). Nor are the schedules of elastic
-    /// tasks ([`spawn_elastic`](crate::spawn_elastic)): this is the latency
-    /// their controller protects, and their own waits, behind the work they
-    /// give way to, are not part of it. Take the difference of two
+    /// [`yield_delay`](Self::yield_delay). Take the difference of two
     /// snapshots with [`LatencySnapshot::since`] for a window, and read its
     /// p99 with [`quantile(0.99)`](LatencySnapshot::quantile) (example on
     /// [`Runtime::metrics`](crate::Runtime::metrics)).

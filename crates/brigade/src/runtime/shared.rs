@@ -356,12 +356,9 @@ impl Shared {
     }
 
     /// Samples one schedule in `latency_sample_every` for the
-    /// scheduling-latency histogram ([`LatencySampler`]). Elastic tasks are
-    /// left out: the histogram is the elastic controller's input, and an
-    /// elastic task waiting behind the work it gives way to would otherwise
-    /// count against its own limit.
+    /// scheduling-latency histogram ([`LatencySampler`]).
     fn maybe_sample(&self, runnable: &Runnable) {
-        if runnable.metadata().elastic().is_none() && self.sampler.due() {
+        if self.sampler.due() {
             runnable.metadata().set_scheduled_at(self.clock_nanos());
         }
     }
