@@ -275,3 +275,68 @@ fn a_loop_waiting_in_a_busy_workers_shard_still_takes_turns() {
         });
     });
 }
+
+/// A task that stepped aside on a worker that then got stuck (in a task
+/// that spins until the stepped-aside task runs) is run by the other
+/// worker, which went to sleep meanwhile: a lone entry in another worker's
+/// shard of the yield queue is left to its own worker only for a grace
+/// (`YieldQueue::may_take`), and a worker that goes to sleep while one
+/// waits wakes when the grace ends. Without that wake-up nothing else would
+/// wake it here, and the test would time out.
+#[test]
+fn a_task_that_stepped_aside_on_a_stuck_worker_is_run_by_a_sleeping_one() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = Builder::new()
+            .worker_threads(2)
+            .max_yield_delay(None)
+            .compensation_threshold(None)
+            .build()
+            .unwrap();
+        let flag = || Arc::new(AtomicBool::new(false));
+        let spin_until = |flag: &AtomicBool| {
+            while !flag.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+        };
+        let (holding, release) = (flag(), flag());
+        // Holds one worker, so that no worker is idle when the stepper
+        // decides: `yield_if_busy()` then steps aside.
+        let holder = rt.spawn({
+            let (holding, release) = (holding.clone(), release.clone());
+            async move {
+                holding.store(true, Ordering::Release);
+                spin_until(&release);
+            }
+        });
+        wait_until("a worker is held", || holding.load(Ordering::Acquire));
+        let (ready, go, stepped_back) = (flag(), flag(), flag());
+        let stepper = rt.spawn({
+            let (ready, go, stepped_back) = (ready.clone(), go.clone(), stepped_back.clone());
+            async move {
+                ready.store(true, Ordering::Release);
+                spin_until(&go);
+                brigade::yield_if_busy().await;
+                stepped_back.store(true, Ordering::Release);
+            }
+        });
+        wait_until("the stepper runs", || ready.load(Ordering::Acquire));
+        // Both workers busy: this waits in the injector, so the stepper
+        // steps aside for it, and its worker takes it and is stuck in it.
+        let stuck = rt.spawn({
+            let stepped_back = stepped_back.clone();
+            async move { spin_until(&stepped_back) }
+        });
+        go.store(true, Ordering::Release);
+        wait_until("the stepper stepped aside", || {
+            rt.metrics().yield_queue_entries() >= 1
+        });
+        // The held worker finds nothing it may take yet, and sleeps.
+        release.store(true, Ordering::Release);
+        rt.block_on(async {
+            stepper.await.unwrap();
+            stuck.await.unwrap();
+            holder.await.unwrap();
+        });
+        assert_eq!(rt.metrics().yield_queue_entries(), 1);
+    });
+}

@@ -112,7 +112,13 @@ impl Driver {
 
     /// Watches the poll, then harvests (see the module docs); `worker` as
     /// in the real driver.
-    pub(crate) fn park_in_poll(&self, parker: &Parker, worker: usize) -> PollPark {
+    /// `cap` is ignored: loom's waits never time out.
+    pub(crate) fn park_in_poll(
+        &self,
+        parker: &Parker,
+        worker: usize,
+        _cap: Option<Duration>,
+    ) -> PollPark {
         let claimed = self
             .watch
             .claim_ending_relief(parker, &self.relief, worker, || self.unpark_watcher());
@@ -142,8 +148,9 @@ impl Driver {
         parker: &Parker,
         worker: usize,
         _may_advance: impl Fn() -> bool,
+        cap: Option<Duration>,
     ) -> PollPark {
-        self.park_in_poll(parker, worker)
+        self.park_in_poll(parker, worker, cap)
     }
 
     /// The busy worker's check that the watcher serves (`poll.rs`).
@@ -237,7 +244,7 @@ mod models {
             let parker = Arc::new(Parker::new());
             let watcher = {
                 let (driver, parker) = (driver.clone(), parker.clone());
-                thread::spawn(move || driver.park_in_poll(&parker, 0))
+                thread::spawn(move || driver.park_in_poll(&parker, 0, None))
             };
             let busy = {
                 let driver = driver.clone();
@@ -273,7 +280,7 @@ mod models {
                 .iter()
                 .map(|parker| {
                     let (driver, parker) = (driver.clone(), parker.clone());
-                    thread::spawn(move || driver.park_in_poll(&parker, 0))
+                    thread::spawn(move || driver.park_in_poll(&parker, 0, None))
                 })
                 .collect();
             // Wake both, as a notify of each would.
@@ -311,7 +318,7 @@ mod models {
                 thread::spawn(move || {
                     let parker = Parker::new();
                     while driver.harvested() < 3 {
-                        driver.park_in_poll(&parker, 0);
+                        driver.park_in_poll(&parker, 0, None);
                     }
                 })
             };
@@ -327,7 +334,7 @@ mod models {
                     // does not wait in the model (nothing would wake it).
                     let parker = Parker::new();
                     parker.unpark();
-                    driver.park_in_poll(&parker, 1)
+                    driver.park_in_poll(&parker, 1, None)
                 })
             };
             driver.make_ready(1);

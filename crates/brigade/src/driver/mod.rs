@@ -61,6 +61,7 @@
 //!   threads per event.
 
 use std::cell::Cell;
+use std::time::Duration;
 
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, lock};
 
@@ -338,6 +339,14 @@ impl UnservedProbe {
     /// This worker harvested; `harvests` is the count after it.
     pub(crate) fn harvested(&self, harvests: u64) {
         self.harvests.set(harvests);
+    }
+}
+
+/// The sooner of two optional timeouts (`None`: no timeout).
+pub(crate) fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

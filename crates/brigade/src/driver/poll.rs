@@ -73,7 +73,7 @@ use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
 use super::signal::{Listener, RuntimeSignals};
 use super::time::TimeDriver;
-use super::{PollPark, Relief, UnservedProbe, Watch};
+use super::{PollPark, Relief, UnservedProbe, Watch, earliest};
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock, wait};
 
 /// I/O, timers and signals of one runtime.
@@ -205,8 +205,14 @@ impl Driver {
     /// `worker`: the parking worker's index. If it is the busy worker that
     /// relieved the watcher (`Relief`), nobody serves the poll once it
     /// sleeps: it ends the relief, and unparks the relieved watcher unless
-    /// it watches itself now.
-    pub(crate) fn park_in_poll(&self, parker: &Parker, worker: usize) -> PollPark {
+    /// it watches itself now. `cap`: the longest it may watch (the
+    /// scheduler's own deadline: `YieldQueue::owner_grace_ends_for`).
+    pub(crate) fn park_in_poll(
+        &self,
+        parker: &Parker,
+        worker: usize,
+        cap: Option<Duration>,
+    ) -> PollPark {
         let claimed = self
             .watch
             .claim_ending_relief(parker, &self.relief, worker, || self.unpark_watcher());
@@ -214,7 +220,7 @@ impl Driver {
             return park;
         }
         #[cfg_attr(not(test), allow(unused_variables))]
-        let (woken, deadline) = self.watch_wait();
+        let (woken, deadline) = self.watch_wait(cap);
         #[cfg(test)]
         self.test_hooks
             .hold_watcher(woken.by_fd || !woken.by_also || self.nanos_since_start() >= deadline);
@@ -230,10 +236,11 @@ impl Driver {
 
     /// The watcher's wait, without the poll lock: until the epoll
     /// descriptor is readable (not while relieved: `Relief`), the nearest
-    /// timer is due, the relief ends, or it is unparked. Returns what woke
-    /// it and when its wait would have timed out at the latest.
-    fn watch_wait(&self) -> (Woken, u64) {
-        let mut timeout = self.time.time_to_next();
+    /// timer is due, the relief ends, `cap` passes, or it is unparked.
+    /// Returns what woke it and when its wait would have timed out at the
+    /// latest.
+    fn watch_wait(&self, cap: Option<Duration>) -> (Woken, u64) {
+        let mut timeout = earliest(self.time.time_to_next(), cap);
         let relieved = self.relief.remaining(self.nanos_since_start());
         if let Some(left) = relieved {
             let left = Duration::from_nanos(left);
@@ -267,12 +274,14 @@ impl Driver {
     /// to do, `runtime/auto_advance.rs`) agrees, moves the clock to the
     /// next timer and fires it. Otherwise it watches the poll for I/O and
     /// unparks only, with no timeout: a paused clock moves only when told.
-    /// `worker` as in [`park_in_poll`](Self::park_in_poll).
+    /// `worker` and `cap` as in [`park_in_poll`](Self::park_in_poll) (`cap`
+    /// is real time, which runs while the runtime's clock is paused).
     pub(crate) fn park_paused(
         &self,
         parker: &Parker,
         worker: usize,
         may_advance: impl Fn() -> bool,
+        cap: Option<Duration>,
     ) -> PollPark {
         let claimed = self
             .watch
@@ -283,7 +292,7 @@ impl Driver {
         if !self.harvest_or_advance(may_advance) {
             self.watch_deadline.store(u64::MAX, Ordering::Relaxed);
             let pipe = Some(self.wake_pipe.read_fd());
-            let woken = wait_readable(self.reactor.poll_fd(), pipe, -1);
+            let woken = wait_readable(self.reactor.poll_fd(), pipe, timeout_millis(cap));
             self.watch_deadline.store(0, Ordering::Relaxed);
             if woken.by_also {
                 self.wake_pipe.drain();

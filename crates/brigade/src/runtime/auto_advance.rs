@@ -82,15 +82,16 @@ impl Shared {
 
 impl Core {
     /// Parks this idle worker in the driver: as usual while the clock
-    /// runs, else deciding on the auto-advance (see the module docs).
-    pub(super) fn park_in_driver(&self, parker: &Parker) -> PollPark {
+    /// runs, else deciding on the auto-advance (see the module docs); for
+    /// `cap` at most.
+    pub(super) fn park_in_driver(&self, parker: &Parker, cap: Option<Duration>) -> PollPark {
         let shared = self.shared();
         if !shared.driver.clock().is_paused() {
-            return shared.driver.park_in_poll(parker, self.index());
+            return shared.driver.park_in_poll(parker, self.index(), cap);
         }
         shared
             .driver
-            .park_paused(parker, self.index(), || shared.may_auto_advance())
+            .park_paused(parker, self.index(), || shared.may_auto_advance(), cap)
     }
 
     /// How long a worker that found the driver watched sleeps at most: until

@@ -420,6 +420,19 @@ impl Shared {
                 .any(|stealer| !stealer.is_empty())
     }
 
+    /// Whether any queue holds a task that worker `me` may take at `now()`:
+    /// [`has_waiting_work`](Self::has_waiting_work) but for the lone entries
+    /// of other workers' yield-queue shards still in their owners' grace
+    /// (`YieldQueue::may_take`). The check of a worker about to sleep.
+    pub(crate) fn has_waiting_work_for(&self, me: usize, now: impl FnOnce() -> u64) -> bool {
+        !self.injector.is_empty()
+            || self.yield_queue.has_entries_for(me, now)
+            || self
+                .active_stealers()
+                .iter()
+                .any(|stealer| !stealer.is_empty())
+    }
+
     /// Whether any worker's deque other than `me`'s holds a task.
     pub(crate) fn others_have_work(&self, me: usize) -> bool {
         self.active_stealers()

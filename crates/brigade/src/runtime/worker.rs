@@ -54,13 +54,14 @@ mod yielded;
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::sync::LocalQueue;
 use crate::sync::deque::Steal;
 
 use super::{Handle, Shared, context};
 use crate::admission::ElasticPoll;
-use crate::driver::{EVENT_INTERVAL, Parker, PollPark, UnservedProbe};
+use crate::driver::{EVENT_INTERVAL, Parker, PollPark, UnservedProbe, earliest};
 use crate::epoch::{EpochGate, epoch_of};
 use crate::task::task_ref::TaskRef;
 use crate::task::{Runnable, TaskMeta};
@@ -636,6 +637,17 @@ impl Core {
         }
     }
 
+    /// How long a worker going to sleep may sleep for the yield queue's
+    /// sake: until the grace of another worker's lone entry ends, which it
+    /// may take then (`YieldQueue::owner_grace_ends_for`), if one waits.
+    /// Such an entry came with a notification (every push does), so this
+    /// worker either sees it here or is unparked.
+    fn owner_grace_left(&self) -> Option<Duration> {
+        let ends = self.shared.yield_queue.owner_grace_ends_for(self.index)?;
+        let now = self.shared.clock_nanos();
+        Some(Duration::from_nanos(ends.saturating_sub(now)))
+    }
+
     fn wait_for_work(&self) {
         let shared = &self.shared;
         shared.metrics.worker(self.index).count_park();
@@ -648,18 +660,19 @@ impl Core {
         // sleep with the cover (see `Compensation::cover_running`): it goes
         // round the loop and ends the cover here.
         let has_work = || {
-            shared.has_waiting_work()
+            shared.has_waiting_work_for(self.index, || shared.clock_nanos())
                 || shared.admission.has_work_for_idle_worker()
                 || shared.is_shutdown()
                 || shared.compensation.is_covered(self.index)
                 || (self.is_spare && shared.compensation.is_surplus())
         };
         let sleep = |parker: &Parker| {
-            let timeout = match self.park_in_driver(parker) {
+            let cap = self.owner_grace_left();
+            let timeout = match self.park_in_driver(parker, cap) {
                 PollPark::Parked => return,
                 // Another worker watches the poll; wake for the next timer
                 // in case it stops watching before then.
-                PollPark::Occupied => self.occupied_timeout(),
+                PollPark::Occupied => earliest(self.occupied_timeout(), cap),
             };
             parker.park_timeout(timeout);
         };

@@ -18,6 +18,14 @@
 //! waits, no shard's entries starve behind a worker that keeps refilling
 //! its own, and two yielders never yield to each other through it.
 //!
+//! One exception keeps a background task on its thread: a lone entry in
+//! another worker's shard is left to that worker, which is about to take it
+//! back, for a grace of about 0.26 ms ([`OWNER_GRACE_NANOS`]); a backlog is
+//! shared at once. A worker that goes to sleep while such an entry waits
+//! sleeps until its grace ends at the latest
+//! ([`YieldQueue::owner_grace_ends_for`]), so an entry whose owner does
+//! not come back (descheduled, stuck, departed) is still taken.
+//!
 //! ## Never for ever ([`rescue`])
 //! Under a flood of foreground work the queue would never be served: an
 //! *overdue* queue has its head rescued ahead of other work for a short
@@ -34,6 +42,19 @@ use stamped::StampedQueue;
 use crate::epoch::epoch_start;
 use crate::task::Runnable;
 
+/// How long a lone entry in a worker's shard is left for that worker to take
+/// back before another worker takes it (`YieldQueue::may_take`): 2^18 ns
+/// (8 epochs, about a quarter of a millisecond), several times what a worker
+/// takes to run the request it stepped aside for. (2^20 ns served `kv` no
+/// better and let a crowded host's sleeping worker sleep longer:
+/// `mixed_load` with a busy neighbour had more rounds with a high p99.)
+/// Under loom, whose waits never time out, 0: the models keep the rule
+/// that lets any worker take any entry.
+#[cfg(not(loom))]
+pub(crate) const OWNER_GRACE_NANOS: u64 = 1 << 18;
+#[cfg(loom)]
+pub(crate) const OWNER_GRACE_NANOS: u64 = 0;
+
 /// The queue of tasks that stepped aside: one shard per worker slot.
 ///
 /// A task steps aside into the shard of the worker it ran on, and that
@@ -43,8 +64,9 @@ use crate::task::Runnable;
 /// workers do not contend on one lock and one cache line for every step
 /// aside, which a single runtime-wide queue made them do. A worker takes
 /// another shard's head instead when its own shard is empty or that head
-/// has waited longer by more than an epoch ([`pop_for`](Self::pop_for));
-/// the starvation bound (`rescue.rs`) looks at the oldest entry of all.
+/// has waited longer by more than an epoch, and the owner's grace allows
+/// ([`pop_for`](Self::pop_for)); the starvation bound (`rescue.rs`) looks at
+/// the oldest entry of all.
 ///
 /// ## Protocol
 /// Each shard is a [`StampedQueue`] (`stamped.rs`), whose head's stamp can
@@ -93,9 +115,10 @@ impl YieldQueue {
         self.shards[slot].push(entry, at, Entry::is_aborted_task)
     }
 
-    /// Takes an entry for worker `slot` to run: the oldest of its own
-    /// shard, unless another shard's head has waited longer by more than
-    /// an epoch (or its own shard is empty), then that one.
+    /// Takes an entry for worker `slot` to run at `now`: the oldest of its
+    /// own shard, unless another shard's head has waited longer by more
+    /// than an epoch (or its own shard is empty), then that one; another
+    /// shard's entries only while [`may_take`](Self::may_take) allows.
     ///
     /// Own shard first keeps entries on their worker's core; the age test
     /// keeps the shards fair. Without it a worker whose background task
@@ -114,21 +137,105 @@ impl YieldQueue {
     /// worse than tokio; docs/results.md's scaling table). Without it, the
     /// own shard's head goes first, and the oldest elsewhere only when the
     /// own shard is empty.
-    pub(crate) fn pop_for(&self, slot: usize, look_elsewhere: bool) -> Option<Waiting> {
+    pub(crate) fn pop_for(&self, slot: usize, look_elsewhere: bool, now: u64) -> Option<Waiting> {
         let own = &self.shards[slot];
-        if !look_elsewhere {
-            return Self::pop_shard(own).or_else(|| self.pop_oldest());
+        if look_elsewhere
+            && let Some((oldest, at)) = self.oldest_head_for(slot, now)
+            && oldest != slot
+            && own
+                .head_at()
+                .is_none_or(|own_at| at.saturating_add(epoch_start(1)) < own_at)
+        {
+            return Self::pop_shard(&self.shards[oldest])
+                .or_else(|| self.pop_oldest_for(slot, now));
         }
-        let own_head = own.head_at();
-        match self.oldest_head() {
-            Some((oldest, at))
-                if oldest != slot
-                    && own_head.is_none_or(|own_at| at.saturating_add(epoch_start(1)) < own_at) =>
-            {
-                Self::pop_shard(&self.shards[oldest]).or_else(|| self.pop_oldest())
+        Self::pop_shard(own).or_else(|| self.pop_oldest_for(slot, now))
+    }
+
+    /// Whether worker `taker` may take the entries of worker `slot`'s
+    /// shard at `now`: its own always; another's once the shard holds a
+    /// backlog (two entries or more) or its head has waited for
+    /// [`OWNER_GRACE_NANOS`].
+    ///
+    /// A lone entry in another worker's shard is, nearly always, that
+    /// worker's background task, which stepped aside for a moment to let a
+    /// request run and which its worker takes back as soon as the request
+    /// is done. Taking it from another worker moves the background task
+    /// between threads, and with it the roles the OS has settled: the
+    /// thread that ran the background job without sleeping and the one that
+    /// slept and woke for each request. `kv` under a fixed request rate, 2
+    /// workers, moved its snapshot between the threads 100 to 300 times a
+    /// second; both threads stayed runnable, and on a host with a client of
+    /// its own on the same cores the snapshot got half of tokio's throughput
+    /// (docs/results.md's `kv` section). A backlog is more than its owner
+    /// takes back at once, and an entry that waited for the grace has an
+    /// owner that is not coming back soon (descheduled, stuck in a long
+    /// poll, or a spare that stepped down): those any worker takes.
+    fn may_take(&self, slot: usize, taker: usize, now: u64) -> bool {
+        let shard = &self.shards[slot];
+        slot == taker
+            || shard.has_backlog()
+            || shard
+                .head_at()
+                .is_some_and(|at| at.saturating_add(OWNER_GRACE_NANOS) <= now)
+    }
+
+    /// Whether worker `slot` may take an entry at `now()` (see
+    /// [`may_take`](Self::may_take)): the check of a worker about to sleep.
+    /// The clock is read only if a lone entry of another shard needs it.
+    pub(crate) fn has_entries_for(&self, slot: usize, now: impl FnOnce() -> u64) -> bool {
+        let mut lone_elsewhere = false;
+        for (shard, queue) in self.shards.iter().enumerate() {
+            if queue.is_empty() {
+                continue;
             }
-            _ => Self::pop_shard(own).or_else(|| self.pop_oldest()),
+            if shard == slot || queue.has_backlog() {
+                return true;
+            }
+            lone_elsewhere = true;
         }
+        lone_elsewhere && {
+            let now = now();
+            (0..self.shards.len())
+                .any(|shard| !self.shards[shard].is_empty() && self.may_take(shard, slot, now))
+        }
+    }
+
+    /// When the first lone entry that worker `slot` may not take yet (see
+    /// [`may_take`](Self::may_take)) becomes one it may take, if there is
+    /// one: a worker that goes to sleep wakes by then, so that an entry
+    /// whose owner does not come back is taken after the grace.
+    pub(crate) fn owner_grace_ends_for(&self, slot: usize) -> Option<u64> {
+        self.shards
+            .iter()
+            .enumerate()
+            .filter(|&(shard, queue)| shard != slot && !queue.has_backlog())
+            .filter_map(|(_, queue)| queue.head_at())
+            .map(|at| at.saturating_add(OWNER_GRACE_NANOS))
+            .min()
+    }
+
+    /// The entry that has waited longest among the shards worker `slot`
+    /// may take from at `now`.
+    fn pop_oldest_for(&self, slot: usize, now: u64) -> Option<Waiting> {
+        for _ in 0..self.shards.len() {
+            let (oldest, _) = self.oldest_head_for(slot, now)?;
+            if let Some(waiting) = Self::pop_shard(&self.shards[oldest]) {
+                return Some(waiting);
+            }
+        }
+        None
+    }
+
+    /// The shard, among those worker `slot` may take from at `now`, whose
+    /// head has waited longest, and when that head went in.
+    fn oldest_head_for(&self, slot: usize, now: u64) -> Option<(usize, u64)> {
+        self.shards
+            .iter()
+            .enumerate()
+            .filter_map(|(shard, queue)| Some((shard, queue.head_at()?)))
+            .filter(|&(shard, _)| self.may_take(shard, slot, now))
+            .min_by_key(|&(_, at)| at)
     }
 
     /// Takes the entry that has waited longest in any shard (the rescue of
@@ -231,6 +338,9 @@ mod tests {
         Entry::Run(runnable)
     }
 
+    /// A time at which every entry of these tests is past its grace.
+    const LATE: u64 = 1 << 40;
+
     fn id(waiting: Option<Waiting>) -> Option<u64> {
         waiting.map(|waiting| waiting.entry.task_id())
     }
@@ -251,14 +361,14 @@ mod tests {
         assert_eq!((queue.len(), queue.head_at()), (4, Some(10)));
         // Stamps within an epoch of each other: worker 1 takes its own
         // entry first, though it is the youngest.
-        assert_eq!(id(queue.pop_for(1, true)), Some(ids[3]));
+        assert_eq!(id(queue.pop_for(1, true, LATE)), Some(ids[3]));
         // Then, its shard empty, the oldest anywhere: shard 2's, then
         // shard 0's in order.
-        assert_eq!(id(queue.pop_for(1, false)), Some(ids[0]));
-        assert_eq!(id(queue.pop_for(1, true)), Some(ids[1]));
+        assert_eq!(id(queue.pop_for(1, false, LATE)), Some(ids[0]));
+        assert_eq!(id(queue.pop_for(1, true, LATE)), Some(ids[1]));
         assert_eq!(queue.head_at(), Some(30));
         assert_eq!(id(queue.pop_oldest()), Some(ids[2]));
-        assert!(queue.is_empty() && queue.pop_for(0, true).is_none());
+        assert!(queue.is_empty() && queue.pop_for(0, true, LATE).is_none());
         assert_eq!(queue.entered_total(), 4);
     }
 
@@ -271,8 +381,8 @@ mod tests {
         let epoch = epoch_start(1);
         let _ = queue.push(1, old, 1_000);
         let _ = queue.push(0, recent, 1_000 + epoch + 1);
-        assert_eq!(id(queue.pop_for(0, true)), Some(old_id));
-        assert_eq!(id(queue.pop_for(0, true)), Some(recent_id));
+        assert_eq!(id(queue.pop_for(0, true, LATE)), Some(old_id));
+        assert_eq!(id(queue.pop_for(0, true, LATE)), Some(recent_id));
     }
 
     #[test]
@@ -283,7 +393,38 @@ mod tests {
         let (old_id, recent_id) = (old.task_id(), recent.task_id());
         let _ = queue.push(1, old, 1_000);
         let _ = queue.push(0, recent, 1_000 + epoch_start(1) + 1);
-        assert_eq!(id(queue.pop_for(0, false)), Some(recent_id));
-        assert_eq!(id(queue.pop_for(0, false)), Some(old_id));
+        assert_eq!(id(queue.pop_for(0, false, LATE)), Some(recent_id));
+        assert_eq!(id(queue.pop_for(0, false, LATE)), Some(old_id));
+    }
+
+    #[test]
+    fn a_lone_entry_is_left_to_its_worker_for_the_grace_and_a_backlog_is_shared() {
+        let rt = crate::Builder::new().worker_threads(1).build().unwrap();
+        let queue = YieldQueue::new(2);
+        let (first, second) = (entry(&rt), entry(&rt));
+        let (first_id, second_id) = (first.task_id(), second.task_id());
+        let _ = queue.push(1, first, 1_000);
+        // Worker 0 leaves worker 1's lone entry alone during the grace,
+        // and knows when the grace ends; worker 1 takes it any time.
+        let early = 1_000 + OWNER_GRACE_NANOS - 1;
+        assert!(queue.pop_for(0, true, early).is_none());
+        assert!(queue.pop_for(0, false, early).is_none());
+        assert!(!queue.has_entries_for(0, || early) && queue.has_entries_for(1, || 1_000));
+        assert_eq!(
+            queue.owner_grace_ends_for(0),
+            Some(1_000 + OWNER_GRACE_NANOS)
+        );
+        assert_eq!(queue.owner_grace_ends_for(1), None);
+        // A backlog is shared at once.
+        let _ = queue.push(1, second, 2_000);
+        assert!(queue.has_entries_for(0, || 2_000) && queue.owner_grace_ends_for(0).is_none());
+        assert_eq!(id(queue.pop_for(0, true, 2_000)), Some(first_id));
+        // Lone again: left to its worker until its own grace ends.
+        assert!(queue.pop_for(0, false, early + 1).is_none());
+        assert_eq!(
+            id(queue.pop_for(0, false, 2_000 + OWNER_GRACE_NANOS)),
+            Some(second_id)
+        );
+        assert!(queue.is_empty());
     }
 }

@@ -13,7 +13,8 @@
 //! check, so either the parker sees the item or the pusher sees the parker
 //! (`runtime/idle.rs`, "The race this closes"). The stores and loads of
 //! `head_at` are therefore `Relaxed`; `loom_models` checks the race against
-//! this queue itself, not a stand-in.
+//! this queue itself, not a stand-in. `len_hint` mirrors the number of items
+//! the same way, for [`StampedQueue::has_backlog`].
 //!
 //! [`StampedQueue::push`] also looks at the item under the lock, after the
 //! items pushed before it and before those pushed after it: the yield queue
@@ -22,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use crate::sync::{AtomicU64, Mutex, Ordering, lock};
+use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering, lock};
 
 /// `head_at` of an empty queue.
 const EMPTY: u64 = u64::MAX;
@@ -32,6 +33,8 @@ pub(crate) struct StampedQueue<T> {
     items: Mutex<VecDeque<(T, u64)>>,
     /// The head item's stamp, or [`EMPTY`].
     head_at: AtomicU64,
+    /// How many items there are (written under the lock, like `head_at`).
+    len_hint: AtomicUsize,
     /// Items pushed so far. Statistics only (no protocol reads it), hence
     /// `std`; written under the lock, so a load and a store, not a locked
     /// read-modify-write.
@@ -43,6 +46,7 @@ impl<T> StampedQueue<T> {
         StampedQueue {
             items: Mutex::new(VecDeque::new()),
             head_at: AtomicU64::new(EMPTY),
+            len_hint: AtomicUsize::new(0),
             pushed: std::sync::atomic::AtomicU64::new(0),
         }
     }
@@ -56,6 +60,7 @@ impl<T> StampedQueue<T> {
             self.head_at.store(at, Ordering::Relaxed);
         }
         items.push_back((item, at));
+        self.len_hint.store(items.len(), Ordering::Relaxed);
         let pushed = self.pushed.load(std::sync::atomic::Ordering::Relaxed);
         self.pushed
             .store(pushed + 1, std::sync::atomic::Ordering::Relaxed);
@@ -99,6 +104,7 @@ impl<T> StampedQueue<T> {
     fn store_head(&self, items: &VecDeque<(T, u64)>) {
         let head_at = items.front().map_or(EMPTY, |(_, at)| *at);
         self.head_at.store(head_at, Ordering::Relaxed);
+        self.len_hint.store(items.len(), Ordering::Relaxed);
     }
 
     /// Whether the queue is empty (a hint; see the module docs).
@@ -115,6 +121,11 @@ impl<T> StampedQueue<T> {
     pub(crate) fn len(&self) -> usize {
         lock(&self.items).len()
     }
+
+    /// Whether the queue holds two items or more (a hint, like `head_at`).
+    pub(crate) fn has_backlog(&self) -> bool {
+        self.len_hint.load(Ordering::Relaxed) >= 2
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -129,11 +140,13 @@ mod tests {
         queue.push(2, 20, |_| ());
         queue.push(3, 30, |_| ());
         assert_eq!(queue.head_at(), Some(10));
+        assert!(queue.has_backlog());
         assert_eq!(
             queue.take_where(|item| if item != 2 { Ok(item) } else { Err(item) }),
             [1, 3]
         );
         assert_eq!((queue.head_at(), queue.len()), (Some(20), 1));
+        assert!(!queue.has_backlog());
         assert_eq!(queue.pop(), Some((2, 20)));
         assert!(queue.is_empty() && queue.pop().is_none());
     }

@@ -5,9 +5,10 @@
 //!
 //! With nothing else to do, a worker takes the head of its own shard,
 //! unless another shard's head has waited longer by more than an epoch (or
-//! its own shard is empty): then the head that has waited longest anywhere
-//! (`YieldQueue::pop_for` says why). A rescue takes the head that has waited
-//! longest anywhere.
+//! its own shard is empty): then the head that has waited longest anywhere,
+//! except a lone entry that its own worker may still take back
+//! (`YieldQueue::pop_for` and `may_take` say why). A rescue takes the head
+//! that has waited longest anywhere.
 //!
 //! A deferred wake-up is delivered by the worker that took it, in a mode
 //! that hands the woken task straight back to it (`WakeMode::HandBack`)
@@ -29,7 +30,10 @@ impl Core {
         // Other shards' heads are compared once per epoch (`pop_for`).
         let epoch = crate::epoch::epoch_of(now);
         let look_elsewhere = self.yield_queue_looked.replace(epoch) != epoch;
-        while let Some(waiting) = shared.yield_queue.pop_for(self.index(), look_elsewhere) {
+        while let Some(waiting) = shared
+            .yield_queue
+            .pop_for(self.index(), look_elsewhere, now)
+        {
             let runnable = self.take_back(waiting, now);
             shared.yield_rescue.note_served(now);
             if runnable.is_some() {
