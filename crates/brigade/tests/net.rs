@@ -287,3 +287,47 @@ async fn futures_io_and_tokio_io_traits_work() {
     })
     .await;
 }
+
+/// Reads into spare capacity (`read_buf` on a `Vec`: tokio's `ReadBuf` over
+/// bytes never initialised) get every byte, in order, to the end of the
+/// stream. Each chunk arrives only after the reader has read the previous
+/// one and answered, so every read is short and clears the read readiness
+/// (`ScheduledIo::poll_io`): the next chunk must still wake the reader.
+#[brigade::test(worker_threads = 2)]
+async fn read_buf_into_spare_capacity_gets_every_chunk_after_short_reads() {
+    bounded(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let chunks: Vec<Vec<u8>> = (0..300u32)
+            .map(|i| (0..i % 200 + 1).map(|j| (i * 7 + j) as u8).collect())
+            .collect();
+        let writer = brigade::spawn({
+            let chunks = chunks.clone();
+            async move {
+                let mut client = TcpStream::connect(addr).await.unwrap();
+                let mut ack = [0u8; 1];
+                for chunk in &chunks {
+                    client.write_all(chunk).await.unwrap();
+                    client.read_exact(&mut ack).await.unwrap();
+                }
+            }
+        });
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut received = Vec::with_capacity(16);
+        let mut expected_len = 0;
+        for chunk in &chunks {
+            expected_len += chunk.len();
+            while received.len() < expected_len {
+                if received.capacity() - received.len() < 256 {
+                    received.reserve(4096);
+                }
+                assert_ne!(stream.read_buf(&mut received).await.unwrap(), 0);
+            }
+            stream.write_all(b"k").await.unwrap();
+        }
+        writer.await.unwrap();
+        assert_eq!(stream.read_buf(&mut received).await.unwrap(), 0);
+        assert_eq!(received, chunks.concat());
+    })
+    .await;
+}

@@ -205,12 +205,22 @@ impl ScheduledIo {
     }
 
     /// Runs a non-blocking operation until it stops reporting `WouldBlock`,
-    /// waiting for readiness in `direction` in between.
+    /// waiting for readiness in `direction` in between. `drained` says of a
+    /// successful result that it emptied the source (a byte stream's read
+    /// that filled less than its buffer, a write that took less than it was
+    /// given): the readiness is then cleared as after a `WouldBlock`, so
+    /// the next operation waits for an event instead of making the system
+    /// call that would report `WouldBlock`. The clear keeps an event that
+    /// came after the one the operation ran on (`clear_readiness`), and
+    /// readiness is edge-triggered, so data that arrives later raises a new
+    /// event either way. (`kv` at 20,000 requests/s: half its reads were
+    /// those `WouldBlock`s; tokio's streams skip them the same way.)
     pub(crate) fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
         mut op: impl FnMut() -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         loop {
             let event = match self.poll_ready(cx, direction) {
@@ -221,6 +231,10 @@ impl ScheduledIo {
             match op() {
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                     self.clear_readiness(event)
+                }
+                Ok(done) if drained(&done) => {
+                    self.clear_readiness(event);
+                    return Poll::Ready(Ok(done));
                 }
                 result => return Poll::Ready(result),
             }

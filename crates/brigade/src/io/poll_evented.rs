@@ -57,7 +57,8 @@ impl<S: mio::event::Source> PollEvented<S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
-        self.io.poll_io(cx, Direction::Read, || op(source))
+        self.io
+            .poll_io(cx, Direction::Read, || op(source), |_| false)
     }
 
     /// Like [`poll_read_io`](Self::poll_read_io), for write readiness.
@@ -67,7 +68,40 @@ impl<S: mio::event::Source> PollEvented<S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
-        self.io.poll_io(cx, Direction::Write, || op(source))
+        self.io
+            .poll_io(cx, Direction::Write, || op(source), |_| false)
+    }
+
+    /// A byte stream's read into a buffer of `len` bytes: as
+    /// [`poll_read_io`](Self::poll_read_io), and a read that fills less
+    /// than the buffer drains the source (`ScheduledIo::poll_io`).
+    pub(crate) fn poll_stream_read(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        mut op: impl FnMut(&S) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        let source = self.get_ref();
+        self.io
+            .poll_io(cx, Direction::Read, || op(source), |&read| short(read, len))
+    }
+
+    /// A byte stream's write of `len` bytes: as
+    /// [`poll_write_io`](Self::poll_write_io), and a write that takes less
+    /// than it was given fills the socket's buffer (`ScheduledIo::poll_io`).
+    pub(crate) fn poll_stream_write(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        mut op: impl FnMut(&S) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        let source = self.get_ref();
+        self.io.poll_io(
+            cx,
+            Direction::Write,
+            || op(source),
+            |&written| short(written, len),
+        )
     }
 
     /// Ready once the source may be ready for `interest`; otherwise
@@ -145,4 +179,10 @@ impl<S: mio::event::Source> Drop for PollEvented<S> {
             self.driver.reactor.deregister(&mut source, self.token);
         }
     }
+}
+
+/// Whether a stream operation that moved `moved` of `len` bytes came up
+/// short (0 is end of stream, or nothing asked: not short).
+fn short(moved: usize, len: usize) -> bool {
+    moved > 0 && moved < len
 }

@@ -22,7 +22,58 @@ where
     S: mio::event::Source,
     for<'a> &'a S: Read,
 {
-    io.poll_read_io(cx, |mut stream| stream.read(buf))
+    io.poll_stream_read(cx, buf.len(), |mut stream| stream.read(buf))
+}
+
+/// Reads from a registered stream into the unfilled part of `buf` (tokio's
+/// `AsyncRead`), waiting for read readiness, without zeroing that part
+/// first: `ReadBuf::initialize_unfilled` zeroes all of it at every read,
+/// and `read_buf` into a `Vec` or `BytesMut` hands each read fresh spare
+/// capacity, so a 16 KiB buffer cost a 16 KiB `memset` per read (7 % of
+/// `kv`'s CPU at 20,000 requests/s). tokio's own streams read into it
+/// uninitialised, as this does: `recv(2)` only writes, and reports how
+/// many bytes it wrote.
+#[cfg(feature = "tokio-io")]
+pub(crate) fn poll_read_uninit<S>(
+    io: &PollEvented<S>,
+    cx: &mut Context<'_>,
+    buf: &mut tokio::io::ReadBuf<'_>,
+) -> Poll<io::Result<()>>
+where
+    S: mio::event::Source + std::os::fd::AsRawFd,
+{
+    // SAFETY: the slice is only handed to `recv(2)` as a pointer and a
+    // length below; nothing reads it or de-initialises any of it.
+    let unfilled = unsafe { buf.unfilled_mut() };
+    let (start, len) = (unfilled.as_mut_ptr().cast::<libc::c_void>(), unfilled.len());
+    let read = io.poll_stream_read(cx, len, |stream| {
+        loop {
+            // SAFETY: `start` points to `len` writable bytes (the unfilled part
+            // of `buf`, borrowed for this whole call), and `recv` writes at
+            // most `len` bytes there.
+            let received = unsafe { libc::recv(stream.as_raw_fd(), start, len, 0) };
+            match usize::try_from(received) {
+                Ok(received) => return Ok(received),
+                Err(_) => {
+                    let error = io::Error::last_os_error();
+                    if error.kind() != io::ErrorKind::Interrupted {
+                        return Err(error);
+                    }
+                }
+            }
+        }
+    });
+    match read {
+        Poll::Ready(Ok(received)) => {
+            // SAFETY: `recv` wrote the first `received` bytes of the
+            // unfilled part.
+            unsafe { buf.assume_init(received) };
+            buf.advance(received);
+            Poll::Ready(Ok(()))
+        }
+        Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+        Poll::Pending => Poll::Pending,
+    }
 }
 
 /// Writes `buf` to a registered stream, waiting for write readiness.
@@ -35,7 +86,7 @@ where
     S: mio::event::Source,
     for<'a> &'a S: Write,
 {
-    io.poll_write_io(cx, |mut stream| stream.write(buf))
+    io.poll_stream_write(cx, buf.len(), |mut stream| stream.write(buf))
 }
 
 /// A mio stream whose `connect` may return before the connection is made.
@@ -137,6 +188,15 @@ macro_rules! byte_stream {
                     poll_read(&self.io, cx, buf)
                 }
 
+                #[cfg(feature = "tokio-io")]
+                fn poll_read_buf_priv(
+                    &self,
+                    cx: &mut Context<'_>,
+                    buf: &mut tokio::io::ReadBuf<'_>,
+                ) -> Poll<io::Result<()>> {
+                    $crate::net::byte_stream::poll_read_uninit(&self.io, cx, buf)
+                }
+
                 fn poll_write_priv(
                     &self,
                     cx: &mut Context<'_>,
@@ -185,15 +245,7 @@ macro_rules! async_io_impls {
                 cx: &mut Context<'_>,
                 buf: &mut tokio::io::ReadBuf<'_>,
             ) -> Poll<io::Result<()>> {
-                let unfilled = buf.initialize_unfilled();
-                match self.poll_read_priv(cx, unfilled) {
-                    Poll::Ready(Ok(n)) => {
-                        buf.advance(n);
-                        Poll::Ready(Ok(()))
-                    }
-                    Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-                    Poll::Pending => Poll::Pending,
-                }
+                self.poll_read_buf_priv(cx, buf)
             }
         }
 
