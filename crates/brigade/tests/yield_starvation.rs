@@ -25,6 +25,17 @@ fn one_worker(max_yield_delay: Option<Duration>) -> Runtime {
         .unwrap()
 }
 
+/// Two workers, without the starvation bound (so only the rules under test
+/// can move yielded work) and without spares.
+fn two_workers_without_the_bound() -> Runtime {
+    Builder::new()
+        .worker_threads(2)
+        .max_yield_delay(None)
+        .compensation_threshold(None)
+        .build()
+        .unwrap()
+}
+
 /// Foreground work that keeps the worker's deque from ever emptying: a
 /// task that spawns and awaits a child, in a loop, until `stop`.
 struct Flood {
@@ -235,12 +246,7 @@ fn yielders_that_never_need_to_give_way_let_queued_yielders_run() {
 #[test]
 fn a_loop_waiting_in_a_busy_workers_shard_still_takes_turns() {
     with_timeout(2 * TIMEOUT_SECS, || {
-        let rt = Builder::new()
-            .worker_threads(2)
-            .max_yield_delay(None)
-            .compensation_threshold(None)
-            .build()
-            .unwrap();
+        let rt = two_workers_without_the_bound();
         let loops = [Background::default(), Background::default()];
         let tasks: Vec<_> = loops
             .iter()
@@ -286,12 +292,7 @@ fn a_loop_waiting_in_a_busy_workers_shard_still_takes_turns() {
 #[test]
 fn a_task_that_stepped_aside_on_a_stuck_worker_is_run_by_a_sleeping_one() {
     with_timeout(TIMEOUT_SECS, || {
-        let rt = Builder::new()
-            .worker_threads(2)
-            .max_yield_delay(None)
-            .compensation_threshold(None)
-            .build()
-            .unwrap();
+        let rt = two_workers_without_the_bound();
         let flag = || Arc::new(AtomicBool::new(false));
         let spin_until = |flag: &AtomicBool| {
             while !flag.load(Ordering::Acquire) {

@@ -79,11 +79,9 @@ impl<S: mio::event::Source> PollEvented<S> {
         &self,
         cx: &mut Context<'_>,
         len: usize,
-        mut op: impl FnMut(&S) -> io::Result<usize>,
+        op: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
-        let source = self.get_ref();
-        self.io
-            .poll_io(cx, Direction::Read, || op(source), |&read| short(read, len))
+        self.poll_stream(cx, Direction::Read, len, op)
     }
 
     /// A byte stream's write of `len` bytes: as
@@ -93,15 +91,21 @@ impl<S: mio::event::Source> PollEvented<S> {
         &self,
         cx: &mut Context<'_>,
         len: usize,
+        op: impl FnMut(&S) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_stream(cx, Direction::Write, len, op)
+    }
+
+    fn poll_stream(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        len: usize,
         mut op: impl FnMut(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
         let source = self.get_ref();
-        self.io.poll_io(
-            cx,
-            Direction::Write,
-            || op(source),
-            |&written| short(written, len),
-        )
+        let short = |&moved: &usize| moved > 0 && moved < len;
+        self.io.poll_io(cx, direction, || op(source), short)
     }
 
     /// Ready once the source may be ready for `interest`; otherwise
@@ -179,10 +183,4 @@ impl<S: mio::event::Source> Drop for PollEvented<S> {
             self.driver.reactor.deregister(&mut source, self.token);
         }
     }
-}
-
-/// Whether a stream operation that moved `moved` of `len` bytes came up
-/// short (0 is end of stream, or nothing asked: not short).
-fn short(moved: usize, len: usize) -> bool {
-    moved > 0 && moved < len
 }
