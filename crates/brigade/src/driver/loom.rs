@@ -251,9 +251,9 @@ mod models {
                 thread::spawn(move || {
                     let probe = UnservedProbe::default();
                     driver.make_ready(1);
-                    // Two checks an epoch apart that see the event pending
-                    // with no harvest between them harvest it.
-                    (1..=2)
+                    // Checks `UNSERVED_EPOCHS` apart that see the event
+                    // pending with no harvest between them harvest it.
+                    (1..=1 + crate::driver::UNSERVED_EPOCHS)
                         .map(|epoch| driver.harvest_if_unserved(&probe, epoch, 1))
                         .sum::<usize>()
                 })
@@ -327,7 +327,7 @@ mod models {
                 thread::spawn(move || {
                     let probe = UnservedProbe::default();
                     driver.make_ready(1);
-                    for epoch in 1..=2 {
+                    for epoch in 1..=1 + crate::driver::UNSERVED_EPOCHS {
                         driver.harvest_if_unserved(&probe, epoch, 1);
                     }
                     // It goes to sleep; an earlier notification means it

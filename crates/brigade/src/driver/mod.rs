@@ -286,27 +286,44 @@ pub(crate) struct UnservedProbe {
     harvests: Cell<u64>,
     /// log2 of the epochs between checks while nothing is pending.
     quiet: Cell<u32>,
+    /// The epoch of the first check that found work pending with nobody
+    /// harvesting since, while that lasts.
+    pending_since: Cell<Option<u64>>,
 }
 
 /// The longest back-off of [`UnservedProbe`]: a check every 2^3 epochs.
 const MAX_QUIET_SHIFT: u32 = 3;
 
+/// How many epochs work must stay pending, unharvested, between two checks
+/// before a busy worker serves it for a watcher it is not relieving
+/// ([`UnservedProbe::should_harvest`]).
+pub(crate) const UNSERVED_EPOCHS: u64 = 2;
+
 impl UnservedProbe {
     /// The check at `epoch`, given the driver's harvest count now and a
     /// look at whether work is pending (taken only when needed): `true`
-    /// when work is pending and nobody has harvested since the previous
-    /// check, in an earlier epoch: a watcher that serves harvests within
-    /// microseconds of being woken, so the poll has gone unserved for an
-    /// epoch or more. (Waiting for a second sighting an epoch later, to be
-    /// sure the pending work is that old, was tried: it kept the crowded
-    /// host's p99 three to five times higher; docs/results.md's `kv` section has
-    /// the figures.) While nothing is pending it looks again after 1, 2, 4,
-    /// then every 8 epochs, so an idle host's busy worker pays about one
-    /// look per 8 epochs; a harvest by anyone else (a watcher that serves)
-    /// costs it no look at all.
+    /// when work has been pending, with nobody harvesting, at checks
+    /// [`UNSERVED_EPOCHS`] epochs apart. A watcher that the kernel runs
+    /// harvests within microseconds of being woken, so a poll left
+    /// unharvested that long is one whose watcher has not run.
     ///
-    /// `relieving`: this runtime's watcher is relieved ([`Relief`]), so busy
-    /// workers serve the poll: look every epoch, without backing off.
+    /// The first sighting alone is not enough: the work it sees may have
+    /// arrived a microsecond ago, for a watcher the kernel is about to run.
+    /// Serving on the first sighting took work from healthy watchers often
+    /// enough (`kv` at 20,000 requests/s: 5,000 times a second) to give the
+    /// snapshot's worker the requests as well, and the snapshot 0.65 of the
+    /// throughput it gets with two epochs (docs/results.md's `kv` section).
+    /// Waiting for a second sighting an epoch later was tried before the
+    /// relief existed and kept the crowded host's p99 high; with the
+    /// relief, the delay applies only to the first request of a crowded
+    /// stretch: `relieving` (this runtime's watcher is relieved, [`Relief`],
+    /// so busy workers serve the poll) serves at the first sighting, and
+    /// looks every epoch, without backing off.
+    ///
+    /// While nothing is pending it looks again after 1, 2, 4, then every 8
+    /// epochs, so an idle host's busy worker pays about one look per 8
+    /// epochs; a harvest by anyone else (a watcher that serves) costs it no
+    /// look at all.
     pub(crate) fn should_harvest(
         &self,
         epoch: u64,
@@ -321,12 +338,16 @@ impl UnservedProbe {
         if self.harvests.replace(harvests) != harvests {
             // Someone harvested since the previous check: served.
             self.quiet.set(0);
+            self.pending_since.set(None);
             return false;
         }
         if pending() {
             self.quiet.set(0);
-            return true;
+            let since = *self.pending_since.get().get_or_insert(epoch);
+            self.pending_since.set(Some(since));
+            return relieving || epoch >= since + UNSERVED_EPOCHS;
         }
+        self.pending_since.set(None);
         if relieving {
             return false;
         }
@@ -339,6 +360,7 @@ impl UnservedProbe {
     /// This worker harvested; `harvests` is the count after it.
     pub(crate) fn harvested(&self, harvests: u64) {
         self.harvests.set(harvests);
+        self.pending_since.set(None);
     }
 }
 
@@ -352,21 +374,35 @@ pub(crate) fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Durat
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{RELIEF_NANOS, Relief, UnservedProbe};
+    use super::{RELIEF_NANOS, Relief, UNSERVED_EPOCHS, UnservedProbe};
 
     #[test]
-    fn harvests_pending_work_when_nobody_harvested_since_an_earlier_epoch() {
+    fn harvests_work_left_pending_for_two_epochs_with_nobody_harvesting() {
         let probe = UnservedProbe::default();
         // First look: someone harvested since time zero (count 1 != 0).
         assert!(!probe.should_harvest(1, 1, false, || panic!("no look needed")));
-        // Nobody harvested since, and work is pending: serve it.
-        assert!(probe.should_harvest(2, 1, false, || true));
+        // Pending, nobody harvested: first sighting, which may be fresh.
+        assert!(!probe.should_harvest(2, 1, false, || true));
+        assert!(!probe.should_harvest(3, 1, false, || true));
+        // Still pending UNSERVED_EPOCHS later: serve it.
+        assert!(probe.should_harvest(2 + UNSERVED_EPOCHS, 1, false, || true));
         probe.harvested(2);
         // Someone else harvested meanwhile: the watcher serves.
-        assert!(!probe.should_harvest(3, 3, false, || panic!("no look needed")));
+        assert!(!probe.should_harvest(5, 3, false, || panic!("no look needed")));
+        // A harvest in between starts the count again.
+        assert!(!probe.should_harvest(6, 3, false, || true));
+        assert!(!probe.should_harvest(7, 4, false, || panic!("no look needed")));
+        assert!(!probe.should_harvest(8, 4, false, || true));
         // Once per epoch at most.
-        assert!(probe.should_harvest(4, 3, false, || true));
-        assert!(!probe.should_harvest(4, 3, false, || panic!("checked in this epoch")));
+        assert!(!probe.should_harvest(8, 4, false, || panic!("checked in this epoch")));
+        assert!(probe.should_harvest(8 + UNSERVED_EPOCHS, 4, false, || true));
+    }
+
+    #[test]
+    fn serves_at_the_first_sighting_while_relieving_the_watcher() {
+        let probe = UnservedProbe::default();
+        assert!(!probe.should_harvest(1, 1, true, || panic!("no look needed")));
+        assert!(probe.should_harvest(2, 1, true, || true));
     }
 
     #[test]

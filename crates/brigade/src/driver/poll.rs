@@ -10,13 +10,13 @@
 //! on. Because the watcher does not hold the lock while it waits, a busy
 //! worker can serve the work itself: at its amortised checks (once per
 //! epoch at most) it asks [`Driver::harvest_if_unserved`], which harvests
-//! only if events or a due timer are pending *and* nobody has harvested
-//! since its previous check, in an earlier epoch: a watcher that the
-//! kernel runs harvests within microseconds of an event, so a poll left
-//! unharvested for an epoch while work is pending is one whose watcher has
-//! not run. (A watcher that is about to run may lose a race for fresh
-//! work to the busy worker; either serves it, and the busy worker only
-//! sooner.)
+//! only if events or a due timer have been pending, with nobody
+//! harvesting, at its checks two epochs apart (`UNSERVED_EPOCHS`; at the
+//! first sighting while it relieves the watcher, below): a watcher that
+//! the kernel runs harvests within microseconds of an event, so a poll left
+//! unharvested that long while work is pending is one whose watcher has
+//! not run. (A watcher that is about to run may still lose a race to the
+//! busy worker; either serves the work, and the busy worker only sooner.)
 //!
 //! The protocol, and why nothing is lost or run twice:
 //! - Harvesting (`epoll_wait`, then dispatching readiness and due timers)
@@ -346,8 +346,8 @@ impl Driver {
 
     /// A busy worker's check, at most once per epoch (`epoch.rs`), that the
     /// poll is served: harvests, and returns how many tasks it woke, only
-    /// when work (events or a due timer) is pending and nobody harvested
-    /// since this worker's previous check, in an earlier epoch. See
+    /// when work (events or a due timer) has been pending, with nobody
+    /// harvesting, for `UNSERVED_EPOCHS` (`UnservedProbe::should_harvest`). See
     /// "the crowded-host hand-off" in the module docs. `probe` is the
     /// worker's own record of its previous check; `worker` its index (it
     /// relieves the watcher, `Relief`, when it harvested work).

@@ -38,7 +38,7 @@ impl Core {
     }
 
     /// Serves, on this worker, I/O and timers pending while the worker
-    /// watching the driver has harvested nothing for an epoch: the kernel has
+    /// watching the driver has harvested nothing for two epochs: the kernel has
     /// woken it but not run it (`Driver::harvest_if_unserved`): the woken
     /// tasks come to this worker's deque, without waking anyone: the idle
     /// worker that a notification would wake is the one the kernel does not
