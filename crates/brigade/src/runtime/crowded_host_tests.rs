@@ -101,13 +101,16 @@ fn a_busy_worker_serves_io_while_the_idle_worker_is_held() {
 fn a_busy_worker_that_goes_to_sleep_hands_the_poll_back() {
     // The case needs the watcher to wait relieved before the busy worker
     // sleeps; if the busy task moved to the other worker first (its worker
-    // then ended the relief as it went to sleep), try again.
-    for _attempt in 0..20 {
+    // then ended the relief as it went to sleep), try again. On a loaded
+    // host (the other tests running beside it) most attempts go that way:
+    // 20 attempts all did in 4 runs of the library's tests in 10.
+    const ATTEMPTS: usize = 500;
+    for _attempt in 0..ATTEMPTS {
         if hand_back_after_relief() {
             return;
         }
     }
-    panic!("the watcher never waited relieved in 20 attempts");
+    panic!("the watcher never waited relieved in {ATTEMPTS} attempts");
 }
 
 /// One attempt of the test above: `false` if the relief ended before the
