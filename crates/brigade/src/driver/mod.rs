@@ -343,7 +343,7 @@ impl UnservedProbe {
         }
         if pending() {
             self.quiet.set(0);
-            let since = *self.pending_since.get().get_or_insert(epoch);
+            let since = self.pending_since.get().unwrap_or(epoch);
             self.pending_since.set(Some(since));
             return relieving || epoch >= since + UNSERVED_EPOCHS;
         }

@@ -63,17 +63,12 @@ where
             }
         }
     });
-    match read {
-        Poll::Ready(Ok(received)) => {
-            // SAFETY: `recv` wrote the first `received` bytes of the
-            // unfilled part.
-            unsafe { buf.assume_init(received) };
-            buf.advance(received);
-            Poll::Ready(Ok(()))
-        }
-        Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-        Poll::Pending => Poll::Pending,
-    }
+    read.map_ok(|received| {
+        // SAFETY: `recv` wrote the first `received` bytes of the unfilled
+        // part.
+        unsafe { buf.assume_init(received) };
+        buf.advance(received);
+    })
 }
 
 /// Writes `buf` to a registered stream, waiting for write readiness.

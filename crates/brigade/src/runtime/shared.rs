@@ -412,12 +412,7 @@ impl Shared {
 
     /// Whether any queue a worker takes from holds a task.
     pub(crate) fn has_waiting_work(&self) -> bool {
-        !self.injector.is_empty()
-            || !self.yield_queue.is_empty()
-            || self
-                .active_stealers()
-                .iter()
-                .any(|stealer| !stealer.is_empty())
+        !self.yield_queue.is_empty() || self.has_queued_tasks()
     }
 
     /// Whether any queue holds a task that worker `me` may take at `now()`:
@@ -425,8 +420,12 @@ impl Shared {
     /// of other workers' yield-queue shards still in their owners' grace
     /// (`YieldQueue::may_take`). The check of a worker about to sleep.
     pub(crate) fn has_waiting_work_for(&self, me: usize, now: impl FnOnce() -> u64) -> bool {
+        self.has_queued_tasks() || self.yield_queue.has_entries_for(me, now)
+    }
+
+    /// Whether the injector or any worker's deque holds a task.
+    fn has_queued_tasks(&self) -> bool {
         !self.injector.is_empty()
-            || self.yield_queue.has_entries_for(me, now)
             || self
                 .active_stealers()
                 .iter()

@@ -184,21 +184,15 @@ impl YieldQueue {
     /// [`may_take`](Self::may_take)): the check of a worker about to sleep.
     /// The clock is read only if a lone entry of another shard needs it.
     pub(crate) fn has_entries_for(&self, slot: usize, now: impl FnOnce() -> u64) -> bool {
-        let mut lone_elsewhere = false;
-        for (shard, queue) in self.shards.iter().enumerate() {
-            if queue.is_empty() {
-                continue;
-            }
-            if shard == slot || queue.has_backlog() {
-                return true;
-            }
-            lone_elsewhere = true;
-        }
-        lone_elsewhere && {
-            let now = now();
-            (0..self.shards.len())
-                .any(|shard| !self.shards[shard].is_empty() && self.may_take(shard, slot, now))
-        }
+        let own_or_backlog = self
+            .shards
+            .iter()
+            .enumerate()
+            .any(|(shard, queue)| !queue.is_empty() && (shard == slot || queue.has_backlog()));
+        own_or_backlog
+            || self
+                .owner_grace_ends_for(slot)
+                .is_some_and(|ends| ends <= now())
     }
 
     /// When the first lone entry that worker `slot` may not take yet (see
@@ -218,24 +212,13 @@ impl YieldQueue {
     /// The entry that has waited longest among the shards worker `slot`
     /// may take from at `now`.
     fn pop_oldest_for(&self, slot: usize, now: u64) -> Option<Waiting> {
-        for _ in 0..self.shards.len() {
-            let (oldest, _) = self.oldest_head_for(slot, now)?;
-            if let Some(waiting) = Self::pop_shard(&self.shards[oldest]) {
-                return Some(waiting);
-            }
-        }
-        None
+        self.pop_oldest_where(|shard| self.may_take(shard, slot, now))
     }
 
     /// The shard, among those worker `slot` may take from at `now`, whose
     /// head has waited longest, and when that head went in.
     fn oldest_head_for(&self, slot: usize, now: u64) -> Option<(usize, u64)> {
-        self.shards
-            .iter()
-            .enumerate()
-            .filter_map(|(shard, queue)| Some((shard, queue.head_at()?)))
-            .filter(|&(shard, _)| self.may_take(shard, slot, now))
-            .min_by_key(|&(_, at)| at)
+        self.oldest_head_where(|shard| self.may_take(shard, slot, now))
     }
 
     /// Takes the entry that has waited longest in any shard (the rescue of
@@ -244,8 +227,14 @@ impl YieldQueue {
     /// `None` after that is a lost race, which the caller survives as it
     /// does any empty look (a worker that then goes to sleep re-checks).
     pub(crate) fn pop_oldest(&self) -> Option<Waiting> {
+        self.pop_oldest_where(|_| true)
+    }
+
+    /// The oldest head among the shards `eligible` accepts, looking again
+    /// if another worker took the one picked first (see `pop_oldest`).
+    fn pop_oldest_where(&self, eligible: impl Fn(usize) -> bool) -> Option<Waiting> {
         for _ in 0..self.shards.len() {
-            let (oldest, _) = self.oldest_head()?;
+            let (oldest, _) = self.oldest_head_where(&eligible)?;
             if let Some(waiting) = Self::pop_shard(&self.shards[oldest]) {
                 return Some(waiting);
             }
@@ -259,11 +248,13 @@ impl YieldQueue {
         Some(Waiting { entry, since })
     }
 
-    /// The shard whose head has waited longest, and when that head went in.
-    fn oldest_head(&self) -> Option<(usize, u64)> {
+    /// Among the shards `eligible` accepts, the one whose head has waited
+    /// longest, and when that head went in.
+    fn oldest_head_where(&self, eligible: impl Fn(usize) -> bool) -> Option<(usize, u64)> {
         self.shards
             .iter()
             .enumerate()
+            .filter(|&(slot, _)| eligible(slot))
             .filter_map(|(slot, shard)| Some((slot, shard.head_at()?)))
             .min_by_key(|&(_, at)| at)
     }
@@ -309,7 +300,7 @@ impl YieldQueue {
 
     /// When the entry that has waited longest went in, if there is one.
     pub(crate) fn head_at(&self) -> Option<u64> {
-        self.oldest_head().map(|(_, at)| at)
+        self.oldest_head_where(|_| true).map(|(_, at)| at)
     }
 
     pub(crate) fn len(&self) -> usize {
