@@ -25,6 +25,12 @@
 //! the first iteration. `SUITE_ONCE_UNIT_ITERATIONS=N` sets the unit to `N`
 //! spin iterations instead, so that a run under a profiler that slows the
 //! clock (callgrind) does the same work every time.
+//!
+//! `SUITE_ONCE_SCALED=1` runs a suite workload at `benches/scaling.rs`'s
+//! size (its count × workers / 4, never below the suite's own) instead of
+//! the suite's, for profiles at many workers. On brigade the program also
+//! prints the runtime's counters after the run (polls, steals, parks,
+//! yields, yield-queue entries), to put beside a profile.
 
 use std::time::{Duration, Instant};
 
@@ -42,6 +48,8 @@ const YIELD_HEAVY_UNITS: u64 = 5_000;
 const YIELD_HEAVY_UNIT_US: u64 = 2;
 /// Fixes `yield_heavy`'s unit, in spin iterations, instead of calibrating it.
 const UNIT_ITERATIONS_VAR: &str = "SUITE_ONCE_UNIT_ITERATIONS";
+/// Runs a suite workload at the scaling bench's size.
+const SCALED_VAR: &str = "SUITE_ONCE_SCALED";
 
 /// What to run: one of the suite's workloads, or `yield_heavy`.
 #[derive(Debug, Clone, Copy)]
@@ -124,17 +132,52 @@ fn unit_iterations() -> Result<Option<u64>, String> {
 
 /// Runs `iterations` iterations of `workload` at the suite's size, timing
 /// each.
-fn run<R: Rt>(workload: SuiteWorkload, workers: usize, iterations: usize) -> Vec<Duration> {
+fn run<R: Rt + Counters>(
+    workload: SuiteWorkload,
+    workers: usize,
+    iterations: usize,
+) -> Vec<Duration> {
     let rt = R::build(workers);
+    let scaled = std::env::var(SCALED_VAR).is_ok_and(|value| value == "1");
+    let count = if scaled {
+        workload.scaled_count(workers)
+    } else {
+        workload.suite_count()
+    };
     let mut times = Vec::with_capacity(iterations);
-    workload.run(&rt, workers, workload.suite_count(), |iteration| {
+    workload.run(&rt, workers, count, |iteration| {
         for _ in 0..iterations {
             let start = Instant::now();
             iteration();
             times.push(start.elapsed());
         }
     });
+    rt.print_counters();
     times
+}
+
+/// A runtime's own counters, printed after a run (brigade's metrics; tokio
+/// has none of these in its stable API).
+trait Counters {
+    fn print_counters(&self) {}
+}
+
+impl Counters for Tokio {}
+
+impl Counters for Brigade {
+    fn print_counters(&self) {
+        let metrics = self.0.metrics();
+        println!(
+            "brigade counters: polls {}, steals {}, parks {}, yields {}, \
+             yield-queue entries {}, demotions {}",
+            metrics.total_polls(),
+            metrics.total_steals(),
+            metrics.total_parks(),
+            metrics.yields(),
+            metrics.yield_queue_entries(),
+            metrics.demotions()
+        );
+    }
 }
 
 /// Runs `iterations` runs of `yield_heavy` on one runtime, timing each; the

@@ -60,6 +60,8 @@ pub(crate) mod worker;
 mod crowded_host_tests;
 #[cfg(all(test, loom))]
 mod loom_models;
+#[cfg(all(test, not(loom)))]
+mod spawn_notify_tests;
 
 use std::future::Future;
 use std::panic::Location;

@@ -13,6 +13,9 @@
 //!   kernel says a spare cannot help: the worker is runnable, waiting for a
 //!   CPU or computing on a host with no idle CPU (the decision is
 //!   `compensation::decide::compensate`, in `compensation/decide.rs`);
+//! - wakes a sleeping worker for a task spawned without a notification
+//!   into the deque of a worker whose poll has not returned since
+//!   (`announce_waiting_spawns`);
 //! - hands the driver on when workers sleep but none sleeps in the driver
 //!   (`Idle::hand_off_driver`), at every wake-up: the worker that slept in
 //!   it may have left to run a task that never returns to the scheduler (a
@@ -40,7 +43,7 @@ use std::time::{Duration, Instant};
 use super::Shared;
 use super::compensation::decide::{self, StuckJudge};
 use crate::metrics::LatencySnapshot;
-use crate::metrics::long_poll::LongPollDetector;
+use crate::metrics::long_poll::{LongPollDetector, Running};
 
 /// Starts the monitor thread.
 ///
@@ -75,6 +78,28 @@ fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
     match (long_poll, config.compensation_threshold) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+/// Wakes a sleeping worker for a task spawned into a busy worker's deque
+/// without a notification (`Core::push_spawned`), when the poll that
+/// spawned it has run since the last watch without a yield point (the
+/// stretches in `running`; a poll that reaches `yield_if_busy()` announces
+/// its child itself). `notify_one` wakes nobody while a worker searches:
+/// a searcher finds the task on its own.
+fn announce_waiting_spawns(shared: &Shared, running: &[Running]) {
+    let idle = &shared.idle;
+    if running.is_empty() || idle.num_idle() == 0 {
+        return;
+    }
+    let stealers = shared.active_stealers();
+    let waits = running.iter().any(|stretch| {
+        stealers
+            .get(stretch.slot)
+            .is_some_and(|stealer| !stealer.is_empty())
+    });
+    if waits {
+        idle.notify_one();
     }
 }
 
@@ -168,6 +193,7 @@ impl Monitor {
         let detected = detector.check(metrics.workers().map(|worker| &worker.watch), now);
         metrics.count_long_polls(detected);
         self.next_watch = now + detector.interval();
+        announce_waiting_spawns(&self.shared, detector.running());
         let compensation = &self.shared.compensation;
         let ended = compensation.end_stale_covers(|slot| metrics.worker(slot).watch.seq());
         for _ in 0..ended {

@@ -287,7 +287,7 @@ impl Shared {
                     self.shutdown.cancel_later(runnable);
                     return Ok(false);
                 }
-                Ok(self.schedule_on(core, runnable, woken_while_running))
+                Ok(self.schedule_on(core, runnable, woken_while_running, spawned))
             }
             _ => Err(runnable),
         })?;
@@ -322,7 +322,13 @@ impl Shared {
     /// first. A wake-up the worker delivers from the yield queue is the
     /// task's own, deferred: it counts as a self-wake, and the task runs.
     /// Returns whether an idle worker should be notified.
-    fn schedule_on(&self, core: &Core, runnable: Runnable, woken_while_running: bool) -> bool {
+    fn schedule_on(
+        &self,
+        core: &Core,
+        runnable: Runnable,
+        woken_while_running: bool,
+        spawned: bool,
+    ) -> bool {
         let handing_back = core.is_handing_back();
         let class = self.classify_wake(runnable.metadata(), woken_while_running || handing_back);
         if matches!(class, WakeClass::Background | WakeClass::Demoted)
@@ -335,6 +341,8 @@ impl Shared {
         self.maybe_sample(&runnable);
         if woken_while_running {
             core.push_local_yielded(runnable)
+        } else if spawned {
+            core.push_spawned(runnable)
         } else {
             core.push_local(runnable)
         }

@@ -44,10 +44,13 @@
 //! aside steps aside for work spawned from outside too, not only for its
 //! deque-mates.
 //!
-//! Stepping aside: `worker/step_aside.rs` (whether a task does, and how it
-//! goes) and `worker/yielded.rs` (how a worker takes it back). A busy
+//! A task spawned into the worker's empty deque announces itself only if
+//! the spawning poll goes on (`worker/spawned.rs`). Stepping aside:
+//! `worker/step_aside.rs` (whether a task does, and how it goes) and
+//! `worker/yielded.rs` (how a worker takes it back). A busy
 //! worker's check that an idle worker serves: `worker/unserved.rs`.
 
+mod spawned;
 pub(crate) mod step_aside;
 mod unserved;
 mod yielded;
@@ -117,6 +120,10 @@ pub(crate) struct Core {
     wake_mode: Cell<WakeMode>,
     /// The task a [`WakeMode::HandBack`] wake scheduled.
     handed_back: Cell<Option<Runnable>>,
+    /// A task spawned during the current poll went into this worker's
+    /// empty deque without notifying an idle worker (`worker/spawned.rs`);
+    /// cleared when the poll ends.
+    notify_deferred: Cell<bool>,
     /// The rescued task that runs as if nothing waited (`yield_queue/rescue.rs`).
     slice: Slice,
     /// xorshift64 state for picking steal victims.
@@ -160,6 +167,7 @@ impl Core {
             injector_first: Cell::new(false),
             wake_mode: Cell::new(WakeMode::Notify),
             handed_back: Cell::new(None),
+            notify_deferred: Cell::new(false),
             slice: Slice::new(),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
@@ -323,6 +331,8 @@ impl Core {
             // Nested: the outer call has handed off already.
             return f();
         }
+        // A child spawned before would wait for the whole block.
+        self.flush_deferred_notify();
         struct LeaveBlockInPlace<'a>(&'a Core);
         impl Drop for LeaveBlockInPlace<'_> {
             fn drop(&mut self) {
@@ -536,6 +546,14 @@ impl Core {
     /// Runs one task taken from a queue: drops it if it was aborted, sends
     /// an elastic task through admission first, and polls it.
     fn run_task(&self, runnable: Runnable) {
+        self.poll_or_drop(runnable);
+        // A child spawned into the empty deque without a notification is
+        // the next task this worker takes (`worker/spawned.rs`).
+        self.notify_deferred.set(false);
+    }
+
+    /// [`run_task`](Self::run_task) proper.
+    fn poll_or_drop(&self, runnable: Runnable) {
         if runnable.metadata().is_cancelled() {
             // Dropping the runnable drops the future; the JoinHandle then
             // resolves as cancelled.

@@ -34,3 +34,17 @@ fn children_on_a_busy_workers_deque_are_run_or_stolen() {
         assert_eq!(total.unwrap(), 3);
     });
 }
+
+/// Two workers: a task spawns one child into its empty deque, which wakes
+/// nobody (`worker/spawned.rs`), and waits for it, while the other worker
+/// searches or goes to sleep. The child runs exactly once, on its parent's
+/// worker after the poll or stolen by the searcher, and nobody sleeps on
+/// it: the held-back notification loses no task.
+#[test]
+fn a_child_spawned_without_a_notification_is_run_or_stolen() {
+    check(2, || {
+        let rt = runtime(2);
+        let answer = rt.block_on(rt.spawn(async { crate::spawn(async { 6 * 7 }).await.unwrap() }));
+        assert_eq!(answer.unwrap(), 42);
+    });
+}

@@ -20,11 +20,16 @@ impl Core {
     }
 
     /// The fast path's amortised check, once its clock back-off says to
-    /// read the clock (`context::note_yield_point`): at the first read of
+    /// read the clock (`context::note_yield_point`): first, a child the
+    /// running poll spawned without a notification is announced (with a
+    /// worker idle the fast path lets the poll go on, so nobody else would:
+    /// `worker/spawned.rs`); then, at the first read of
     /// each epoch, whether work waits for an idle worker that has not run
     /// ([`Self::serve_unserved`]). Returns whether that left tasks in this
     /// worker's deque, for the running task to step aside for.
     pub(crate) fn recheck_idle(&self) -> bool {
+        // A child its poll spawned without a word (`worker/spawned.rs`).
+        self.flush_deferred_notify();
         if self.in_block_in_place.get() {
             // A nested executor's poll: this thread is blocked for a while,
             // so it must not take work for its deque.
