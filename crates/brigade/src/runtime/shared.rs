@@ -439,12 +439,4 @@ impl Shared {
                 .iter()
                 .any(|stealer| !stealer.is_empty())
     }
-
-    /// Whether any worker's deque other than `me`'s holds a task.
-    pub(crate) fn others_have_work(&self, me: usize) -> bool {
-        self.active_stealers()
-            .iter()
-            .enumerate()
-            .any(|(index, stealer)| index != me && !stealer.is_empty())
-    }
 }

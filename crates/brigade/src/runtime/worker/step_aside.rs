@@ -258,8 +258,10 @@ impl Core {
     /// a request the kernel woke it for, say. Stepping aside for that one
     /// only moved this worker's background task through the yield queue
     /// for nothing (`kv` with the snapshot on, at a fixed request rate:
-    /// docs/results.md's `kv` section).
-    fn others_need_help(&self) -> bool {
+    /// docs/results.md's `kv` section). Also whether a worker with yielded
+    /// work of its own searches the other deques instead of taking it back
+    /// (`Core::take_back_own_yielded`).
+    pub(super) fn others_need_help(&self) -> bool {
         let shared = self.shared();
         let mut seen = self.others_seen.borrow_mut();
         let stealers = shared.active_stealers();
