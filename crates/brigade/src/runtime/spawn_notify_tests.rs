@@ -55,22 +55,45 @@ fn spawn_child(flag: &Arc<AtomicBool>) {
     crate::spawn(async move { flag.store(true, Ordering::SeqCst) });
 }
 
+/// How the parent waits, before and after it spawns its child.
+#[derive(Clone, Copy)]
+enum ParentWaits {
+    /// At `yield_if_busy()` calls: with a worker idle, each lets the parent
+    /// go on, so its poll does not end.
+    AtYieldPoints,
+    /// Without a yield point: the thread yields to the OS, the poll goes on.
+    WithoutYielding,
+}
+
+impl ParentWaits {
+    async fn pause(self) {
+        match self {
+            ParentWaits::AtYieldPoints => crate::yield_if_busy().await,
+            ParentWaits::WithoutYielding => std::thread::yield_now(),
+        }
+    }
+}
+
+/// The parent: once the other worker sleeps, spawns the child that sets
+/// `flag`, then waits for it within the bound. Returns whether it ran.
+async fn spawn_child_and_wait(flag: Arc<AtomicBool>, waits: ParentWaits) -> bool {
+    let deadline = Instant::now() + BOUND;
+    while !the_other_worker_sleeps() {
+        assert!(Instant::now() < deadline, "the other worker never slept");
+        waits.pause().await;
+    }
+    spawn_child(&flag);
+    while !flag.load(Ordering::SeqCst) && Instant::now() < deadline {
+        waits.pause().await;
+    }
+    flag.load(Ordering::SeqCst)
+}
+
 #[test]
 fn a_child_of_a_yield_if_busy_loop_is_run_by_the_idle_worker() {
     let rt = two_workers_without_spares(None);
-    let ran = child_ran(rt, |flag| async move {
-        let deadline = Instant::now() + BOUND;
-        while !the_other_worker_sleeps() {
-            assert!(Instant::now() < deadline, "the other worker never slept");
-            crate::yield_if_busy().await;
-        }
-        spawn_child(&flag);
-        // With a worker idle, `yield_if_busy()` lets the parent go on: its
-        // poll does not end while it waits.
-        while !flag.load(Ordering::SeqCst) && Instant::now() < deadline {
-            crate::yield_if_busy().await;
-        }
-        flag.load(Ordering::SeqCst)
+    let ran = child_ran(rt, |flag| {
+        spawn_child_and_wait(flag, ParentWaits::AtYieldPoints)
     });
     assert!(
         ran,
@@ -82,17 +105,8 @@ fn a_child_of_a_yield_if_busy_loop_is_run_by_the_idle_worker() {
 fn a_child_of_a_poll_that_never_yields_is_run_by_the_idle_worker() {
     // The monitor watches the polls every half threshold.
     let rt = two_workers_without_spares(Some(Duration::from_millis(10)));
-    let ran = child_ran(rt, |flag| async move {
-        let deadline = Instant::now() + BOUND;
-        while !the_other_worker_sleeps() {
-            assert!(Instant::now() < deadline, "the other worker never slept");
-            std::thread::yield_now();
-        }
-        spawn_child(&flag);
-        while !flag.load(Ordering::SeqCst) && Instant::now() < deadline {
-            std::hint::spin_loop();
-        }
-        flag.load(Ordering::SeqCst)
+    let ran = child_ran(rt, |flag| {
+        spawn_child_and_wait(flag, ParentWaits::WithoutYielding)
     });
     assert!(
         ran,
