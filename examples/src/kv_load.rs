@@ -1,5 +1,7 @@
 //! An open-loop load for the `kv` example (or any Redis-protocol server):
-//! SET and GET requests at a fixed rate, whatever the server's answers.
+//! SET and GET requests at a fixed rate, whatever the server's answers;
+//! with `--http`, HTTP/1.1 `GET /` at a fixed rate instead (for
+//! `http_import`, where `wrk` is the closed loop).
 //!
 //! `redis-benchmark` is a closed loop: each connection sends its next
 //! request when the last is answered, so a faster server makes the client
@@ -29,6 +31,7 @@ use std::time::{Duration, Instant};
 
 mod config;
 pub mod driver;
+pub mod http_reply;
 pub mod reply;
 pub mod report;
 pub mod schedule;

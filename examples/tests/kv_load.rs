@@ -40,6 +40,7 @@ fn load_config(addr: SocketAddr) -> kv_load::Config {
         threads: 2,
         // Only a hang comes near it.
         drain: Duration::from_secs(30),
+        http: false,
         json: false,
     }
 }
@@ -140,4 +141,37 @@ fn no_server_is_a_clear_error() {
     // The listener is gone: nothing listens at `addr`.
     let error = kv_load::run(&load_config(addr)).unwrap_err();
     assert!(error.to_string().contains(&addr.to_string()), "{error}");
+}
+
+/// `--http` against `http_import` (import on): every `GET /` is sent on
+/// schedule and answered with a 200, pipelined where replies lag, and the
+/// server counted each one.
+#[test]
+fn with_http_every_get_is_answered_by_http_import_on_both_runtimes() {
+    use brigade_examples::http_import::{self, ImportMode};
+    for runtime in RuntimeKind::ALL {
+        let server = http_import::start(&http_import::Config {
+            port: 0,
+            workers: 2,
+            import: ImportMode::Yielding,
+            tasks: 4,
+            elastic: true,
+            runtime,
+            http2: false,
+            duration: None,
+        })
+        .unwrap();
+        let mut config = load_config(server.addr());
+        config.http = true;
+        let report = kv_load::run(&config).unwrap();
+        let tally = &report.tally;
+        assert_eq!((tally.sent, tally.answered), (2_000, 2_000), "{runtime}");
+        assert_eq!(tally.http_ok, 2_000, "{runtime}: {:?}", tally.first_error);
+        assert_eq!((tally.sets, tally.hits, tally.misses), (0, 0, 0));
+        assert!(report.clean(), "{runtime}");
+        assert_eq!(report.json()["http_ok"], 2_000);
+        assert_eq!(server.requests(), 2_000, "{runtime}");
+        let totals = server.shutdown();
+        assert!(totals.rows > 0, "{runtime}: the import ran");
+    }
 }

@@ -9,9 +9,9 @@ use crate::flags::{parse_number, parse_positive, walk_flags};
 pub const HELP: &str = "\
 usage: kv_load [--addr HOST:PORT] [--rate R] [--connections C] [--secs S]
                [--keys N] [--ratio SET:GET] [--value-size B] [--threads T]
-               [--drain-secs S] [--json]
+               [--drain-secs S] [--http] [--json]
 
-An open-loop RESP load: requests go out at a fixed rate whatever the
+An open-loop RESP (or, with --http, HTTP/1.1) load: requests go out at a fixed rate whatever the
 server's answers, and each request's latency runs from the time it was due
 to be sent (not the time it went out) to its reply.
 
@@ -25,6 +25,10 @@ to be sent (not the time it went out) to its reply.
   --value-size B     bytes per SET value (default 3, as redis-benchmark)
   --threads T        client threads, the connections split among them (default 1)
   --drain-secs S     after the last send, how long to wait for replies (default 5)
+  --http             send HTTP/1.1 `GET /` instead (keep-alive, pipelined while
+                     replies lag), e.g. to http_import (--addr 127.0.0.1:8080); a
+                     200 is an answer, any other status an error; --keys,
+                     --ratio and --value-size do not apply
   --json             print the summary as one JSON object";
 
 /// The load's settings.
@@ -48,6 +52,8 @@ pub struct Config {
     pub threads: usize,
     /// How long to wait for the replies after the last send.
     pub drain: Duration,
+    /// Send HTTP/1.1 `GET /` instead of RESP commands.
+    pub http: bool,
     /// Print the summary as JSON.
     pub json: bool,
 }
@@ -64,6 +70,7 @@ impl Default for Config {
             value_size: 3,
             threads: 1,
             drain: Duration::from_secs(5),
+            http: false,
             json: false,
         }
     }
@@ -85,6 +92,7 @@ impl Config {
                 "--value-size" => config.value_size = parse_number(flag, &value()?)?,
                 "--threads" => config.threads = parse_positive(flag, &value()?)?,
                 "--drain-secs" => config.drain = parse_secs(flag, &value()?)?,
+                "--http" => config.http = true,
                 "--json" => config.json = true,
                 _ => return Ok(false),
             }
@@ -180,6 +188,7 @@ mod tests {
             "2",
             "--drain-secs",
             "0.5",
+            "--http",
             "--json",
         ])
         .unwrap();
@@ -195,6 +204,7 @@ mod tests {
                 value_size: 0,
                 threads: 2,
                 drain: Duration::from_millis(500),
+                http: true,
                 json: true,
             }
         );

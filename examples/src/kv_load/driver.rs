@@ -12,9 +12,11 @@ use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
+use super::http_reply;
 use super::reply::{self, Reply};
 use super::report::Tally;
 use super::schedule::{Kind, Schedule, encode};
+use crate::kv::resp::ProtocolError;
 
 /// A connection, its schedule and its requests in flight.
 pub struct Connection {
@@ -101,20 +103,19 @@ impl Connection {
         let arrived = Instant::now();
         let mut used = 0;
         while used < self.input.len() {
-            let reply = match reply::parse(&self.input[used..]) {
-                Ok(Some((reply, len))) => {
-                    used += len;
-                    reply
-                }
+            let Some(&(due, kind)) = self.waiting.front() else {
+                return self.break_off(tally, "a reply to no request");
+            };
+            let (answer, len) = match Answer::parse(kind, &self.input[used..]) {
+                Ok(Some(parsed)) => parsed,
                 Ok(None) => break,
                 Err(error) => return self.break_off(tally, &format!("bad reply: {}", error.0)),
             };
-            let Some((due, kind)) = self.waiting.pop_front() else {
-                return self.break_off(tally, "a reply to no request");
-            };
+            used += len;
+            self.waiting.pop_front();
             tally.answered += 1;
             tally.latency_ns.saturating_record(nanos(arrived - due));
-            record(kind, reply, tally);
+            record(kind, answer, tally);
         }
         self.input.drain(..used);
     }
@@ -144,13 +145,39 @@ impl Connection {
     }
 }
 
-/// Counts `reply` to a `kind` request.
-fn record(kind: Kind, reply: Reply<'_>, tally: &mut Tally) {
-    match (kind, reply) {
-        (Kind::Set, Reply::Simple(b"OK")) => tally.sets += 1,
-        (Kind::Get, Reply::Bulk(Some(_))) => tally.hits += 1,
-        (Kind::Get, Reply::Bulk(None)) => tally.misses += 1,
-        (_, Reply::Error(message)) => {
+/// A reply as parsed for the request it answers.
+#[derive(Debug)]
+enum Answer<'a> {
+    Resp(Reply<'a>),
+    /// An HTTP response's status code.
+    Http(u16),
+}
+
+impl Answer<'_> {
+    /// The first reply in `input`, parsed as the answer to a `kind`
+    /// request, and its length; `None` if incomplete.
+    fn parse(kind: Kind, input: &[u8]) -> Result<Option<(Answer<'_>, usize)>, ProtocolError> {
+        Ok(match kind {
+            Kind::HttpGet => http_reply::parse(input)?.map(|(code, len)| (Answer::Http(code), len)),
+            Kind::Set | Kind::Get => {
+                reply::parse(input)?.map(|(reply, len)| (Answer::Resp(reply), len))
+            }
+        })
+    }
+}
+
+/// Counts `answer` to a `kind` request.
+fn record(kind: Kind, answer: Answer<'_>, tally: &mut Tally) {
+    match (kind, answer) {
+        (Kind::Set, Answer::Resp(Reply::Simple(b"OK"))) => tally.sets += 1,
+        (Kind::Get, Answer::Resp(Reply::Bulk(Some(_)))) => tally.hits += 1,
+        (Kind::Get, Answer::Resp(Reply::Bulk(None))) => tally.misses += 1,
+        (Kind::HttpGet, Answer::Http(200)) => tally.http_ok += 1,
+        (Kind::HttpGet, Answer::Http(code)) => {
+            tally.error_replies += 1;
+            tally.note_error(|| format!("HTTP status {code}"));
+        }
+        (_, Answer::Resp(Reply::Error(message))) => {
             tally.error_replies += 1;
             tally.note_error(|| format!("error reply: {}", String::from_utf8_lossy(message)));
         }

@@ -21,6 +21,8 @@ pub struct Tally {
     pub hits: u64,
     /// Replies to GET without one (`$-1`).
     pub misses: u64,
+    /// HTTP responses with status 200 (`--http`).
+    pub http_ok: u64,
     /// Error replies, and replies of the wrong kind for the command.
     pub error_replies: u64,
     /// Connections that broke (closed by the server, I/O or protocol error).
@@ -46,6 +48,7 @@ impl Default for Tally {
             sets: 0,
             hits: 0,
             misses: 0,
+            http_ok: 0,
             error_replies: 0,
             broken_connections: 0,
             first_error: None,
@@ -71,6 +74,7 @@ impl Tally {
         self.sets += other.sets;
         self.hits += other.hits;
         self.misses += other.misses;
+        self.http_ok += other.http_ok;
         self.error_replies += other.error_replies;
         self.broken_connections += other.broken_connections;
         if self.first_error.is_none() {
@@ -167,6 +171,7 @@ impl Report {
             "sets": t.sets,
             "get_hits": t.hits,
             "get_misses": t.misses,
+            "http_ok": t.http_ok,
             "p50_ms": ms(50.0),
             "p90_ms": ms(90.0),
             "p99_ms": ms(99.0),

@@ -19,6 +19,8 @@ pub enum Kind {
     Set,
     /// `GET key`.
     Get,
+    /// HTTP/1.1 `GET /` (`--http`).
+    HttpGet,
 }
 
 /// One connection's requests and their due times.
@@ -31,6 +33,8 @@ pub struct Schedule {
     count: u64,
     ratio: (u32, u32),
     keys: u64,
+    /// `--http`: every request is [`Kind::HttpGet`].
+    http: bool,
     /// Requests of this connection taken so far.
     taken: u64,
 }
@@ -48,6 +52,7 @@ impl Schedule {
             count: planned.saturating_sub(connection).div_ceil(connections),
             ratio: config.ratio,
             keys: config.keys,
+            http: config.http,
             taken: 0,
         }
     }
@@ -76,7 +81,9 @@ impl Schedule {
         let (sets, gets) = self.ratio;
         // By the connection's own count, so that each connection mixes
         // both commands whatever C and the ratio are.
-        let kind = if taken % u64::from(sets + gets) < u64::from(sets) {
+        let kind = if self.http {
+            Kind::HttpGet
+        } else if taken % u64::from(sets + gets) < u64::from(sets) {
             Kind::Set
         } else {
             Kind::Get
@@ -95,14 +102,20 @@ impl Schedule {
     }
 }
 
-/// Appends the RESP array for `kind` on key number `key` (named as kv's
-/// prefilled keys, `key:000000000042`), with `value` for a SET.
+/// The bytes of every [`Kind::HttpGet`] request: keep-alive is HTTP/1.1's
+/// default.
+pub const HTTP_GET: &[u8] = b"GET / HTTP/1.1\r\nhost: kv-load\r\n\r\n";
+
+/// Appends the request for `kind`: for SET and GET the RESP array on key
+/// number `key` (named as kv's prefilled keys, `key:000000000042`), with
+/// `value` for a SET; for HTTP [`HTTP_GET`].
 pub fn encode(kind: Kind, key: u64, value: &[u8], out: &mut Vec<u8>) {
-    let key = format!("key:{key:012}");
     let (count, name) = match kind {
         Kind::Set => (3, "SET"),
         Kind::Get => (2, "GET"),
+        Kind::HttpGet => return out.extend_from_slice(HTTP_GET),
     };
+    let key = format!("key:{key:012}");
     write!(
         out,
         "*{count}\r\n$3\r\n{name}\r\n${}\r\n{key}\r\n",
@@ -208,5 +221,18 @@ mod tests {
         let get = resp::parse(&out[set.used..]).unwrap().unwrap();
         assert_eq!(get.args, [&b"GET"[..], b"key:000000000007"]);
         assert_eq!(set.used + get.used, out.len());
+    }
+
+    #[test]
+    fn with_http_every_request_is_the_same_get() {
+        let mut config = config(1000, 2, 10);
+        config.http = true;
+        let requests = all(&config, Instant::now());
+        assert_eq!(requests.iter().flatten().count(), 10);
+        assert!(requests.iter().flatten().all(|r| r.1 == Kind::HttpGet));
+        let mut out = Vec::new();
+        encode(Kind::HttpGet, 3, b"unused", &mut out);
+        encode(Kind::HttpGet, 4, b"unused", &mut out);
+        assert_eq!(out, [HTTP_GET, HTTP_GET].concat());
     }
 }
