@@ -53,7 +53,8 @@ struct Waiting {
 }
 
 impl Driver {
-    pub(crate) fn new() -> io::Result<Driver> {
+    /// The model never starts a fallback thread.
+    pub(crate) fn new(_has_fallback: bool) -> io::Result<Driver> {
         Ok(Driver {
             poll: Mutex::new(()),
             watch: Watch::default(),
@@ -232,6 +233,31 @@ mod models {
     use loom::sync::Arc;
     use loom::thread;
 
+    /// A worker parks on its condvar while another thread unparks it: the
+    /// condvar is signalled only while the worker waits (`park.rs`, the
+    /// `waiting` flag), and the park still always returns, whichever
+    /// comes first. Likewise for the monitor's nudge.
+    #[test]
+    fn an_unpark_racing_a_park_is_never_lost() {
+        for nudge in [false, true] {
+            loom::model(move || {
+                let parker = Arc::new(Parker::new());
+                let waker = {
+                    let parker = parker.clone();
+                    thread::spawn(move || {
+                        if nudge {
+                            assert!(parker.nudge());
+                        } else {
+                            assert!(!parker.unpark());
+                        }
+                    })
+                };
+                parker.park();
+                waker.join().unwrap();
+            });
+        }
+    }
+
     /// An event becomes ready while a worker watches and a busy worker,
     /// whose checks say the watcher has not served it, harvests it; the
     /// watcher is then unparked. The event is harvested exactly once, never
@@ -240,7 +266,7 @@ mod models {
     #[test]
     fn a_busy_harvest_races_with_the_watcher() {
         loom::model(|| {
-            let driver = Arc::new(Driver::new().unwrap());
+            let driver = Arc::new(Driver::new(false).unwrap());
             let parker = Arc::new(Parker::new());
             let watcher = {
                 let (driver, parker) = (driver.clone(), parker.clone());
@@ -274,7 +300,7 @@ mod models {
     #[test]
     fn one_watcher_at_a_time() {
         loom::model(|| {
-            let driver = Arc::new(Driver::new().unwrap());
+            let driver = Arc::new(Driver::new(false).unwrap());
             let parkers = [Arc::new(Parker::new()), Arc::new(Parker::new())];
             let workers: Vec<_> = parkers
                 .iter()
@@ -312,7 +338,7 @@ mod models {
             builder.preemption_bound = Some(3);
         }
         builder.check(|| {
-            let driver = Arc::new(Driver::new().unwrap());
+            let driver = Arc::new(Driver::new(false).unwrap());
             let watcher = {
                 let driver = driver.clone();
                 thread::spawn(move || {

@@ -18,13 +18,20 @@
 //!   as possibly spurious (`Idle::wait_for_work` re-checks the sleepers list).
 //! - [`Parker::nudge`] is `unpark` for a worker outside the driver only: it
 //!   does nothing to one that sleeps in the driver.
+//! - `waiting` is set while the worker waits on the condvar (set before the
+//!   wait, which releases the mutex atomically; cleared when it returns).
+//!   `unpark` and `nudge` signal the condvar only when it is set: a worker
+//!   not waiting yet checks `notified` under the mutex before it waits, so
+//!   it needs no signal, and a signal costs a `futex` call whether anyone
+//!   waits or not.
 
-use crate::sync::{Condvar, Mutex, lock, wait, wait_timeout};
+use crate::sync::{Condvar, Mutex, MutexGuard, lock, wait, wait_timeout};
 
 #[derive(Default)]
 struct State {
     notified: bool,
     in_driver: bool,
+    waiting: bool,
 }
 
 /// A one-slot wake-up flag for one worker thread.
@@ -46,7 +53,9 @@ impl Parker {
     pub(crate) fn park(&self) {
         let mut state = lock(&self.state);
         while !state.notified {
+            state.waiting = true;
             state = wait(&self.condvar, state);
+            state.waiting = false;
         }
         state.notified = false;
     }
@@ -59,7 +68,9 @@ impl Parker {
         };
         let mut state = lock(&self.state);
         if !state.notified {
+            state.waiting = true;
             state = wait_timeout(&self.condvar, state, timeout).0;
+            state.waiting = false;
         }
         state.notified = false;
     }
@@ -93,9 +104,17 @@ impl Parker {
         if state.in_driver {
             return true;
         }
-        drop(state);
-        self.condvar.notify_one();
+        self.signal_if_waiting(state);
         false
+    }
+
+    /// Signals the condvar if the worker waits on it (see the module docs).
+    fn signal_if_waiting(&self, state: MutexGuard<'_, State>) {
+        let waiting = state.waiting;
+        drop(state);
+        if waiting {
+            self.condvar.notify_one();
+        }
     }
 
     /// Wakes the worker if it sleeps on its condvar, not in the driver
@@ -107,8 +126,7 @@ impl Parker {
             return false;
         }
         state.notified = true;
-        drop(state);
-        self.condvar.notify_one();
+        self.signal_if_waiting(state);
         true
     }
 

@@ -136,7 +136,10 @@ fn new_shared(
     let locals: Vec<_> = (0..num_workers + max_spares)
         .map(|_| LocalQueue::new_fifo())
         .collect();
-    let driver = Arc::new(crate::driver::Driver::new().map_err(BuildError::driver_failed)?);
+    let driver = Arc::new(
+        crate::driver::Driver::new(builder.driver_thread && !cfg!(loom))
+            .map_err(BuildError::driver_failed)?,
+    );
     if builder.start_paused {
         driver.clock().pause_at_start();
     }
