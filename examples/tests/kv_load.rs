@@ -155,10 +155,8 @@ fn with_http_every_get_is_answered_by_http_import_on_both_runtimes() {
             workers: 2,
             import: ImportMode::Yielding,
             tasks: 4,
-            elastic: true,
             runtime,
-            http2: false,
-            duration: None,
+            ..http_import::Config::default()
         })
         .unwrap();
         let mut config = load_config(server.addr());
