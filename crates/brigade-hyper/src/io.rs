@@ -34,9 +34,10 @@ pin_project! {
     /// `futures-io`'s traits, which every brigade socket implements (with or
     /// without brigade's `tokio-io` feature). Reads go through a per-thread
     /// buffer and are copied into hyper's, so hyper's uninitialised buffer
-    /// is never zeroed; writes, flushes and shutdowns are passed through. (`TokioIo` over a brigade `TcpStream` also works,
-    /// through the `tokio-io` feature, but needs hyper-util's `tokio`
-    /// feature, which compiles tokio's runtime and timer.)
+    /// is never zeroed; writes, flushes and shutdowns are passed through.
+    /// (`TokioIo` over a brigade `TcpStream` also works, through the
+    /// `tokio-io` feature, but needs hyper-util's `tokio` feature, which
+    /// compiles tokio's runtime and timer.)
     ///
     /// # Examples
     ///

@@ -137,8 +137,7 @@ fn new_shared(
         .map(|_| LocalQueue::new_fifo())
         .collect();
     let driver = Arc::new(
-        crate::driver::Driver::new(builder.driver_thread && !cfg!(loom))
-            .map_err(BuildError::driver_failed)?,
+        crate::driver::Driver::new(builder.driver_thread).map_err(BuildError::driver_failed)?,
     );
     if builder.start_paused {
         driver.clock().pause_at_start();
