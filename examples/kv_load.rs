@@ -8,7 +8,8 @@
 //!
 //! Prints one summary line (`--json`: one JSON object) and a warning on
 //! stderr if it could not send at 95% of `--rate`. Exits with 1 if a
-//! request failed or went unanswered. See `examples/src/kv_load.rs`.
+//! request failed or went unanswered, or the `--slow-log` file could not be
+//! written. See `examples/src/kv_load.rs`.
 
 use brigade_examples::kv_load::{self, Config};
 
@@ -38,7 +39,14 @@ fn main() {
     if let Some(error) = &report.tally.first_error {
         eprintln!("first error: {error}");
     }
-    if !report.clean() {
+    let mut failed = !report.clean();
+    if let Some(path) = &config.slow_log
+        && let Err(error) = kv_load::slow_log::write(path, &report.tally.slow)
+    {
+        eprintln!("kv_load: cannot write {}: {error}", path.display());
+        failed = true;
+    }
+    if failed {
         std::process::exit(1);
     }
 }

@@ -20,6 +20,9 @@
 //!   non-blocking sockets (`--threads`, default 1: at most one core).
 //! - **Report** ([`report`]): sent, answered, errors, latency percentiles;
 //!   a warning when the client sent under 95% of the target rate.
+//! - **Slow requests** ([`slow_log`], `--slow-log`): each request over a
+//!   threshold, with its due and reply times on the clock `perf` traces
+//!   can use, so a tail can be lined up with what the server's threads did.
 //!
 //! `examples/kv_load.rs` is the command-line front end;
 //! `scripts/kv_bench.sh --client open` runs it against `kv` on both
@@ -35,6 +38,7 @@ pub mod http_reply;
 pub mod reply;
 pub mod report;
 pub mod schedule;
+pub mod slow_log;
 
 pub use config::{Config, HELP};
 pub use report::{Report, Tally};
@@ -73,7 +77,8 @@ pub fn run(config: &Config) -> io::Result<Report> {
                 std::thread::Builder::new()
                     .name(format!("kv-load-{index}"))
                     .spawn_scoped(scope, move || {
-                        driver::run(share, value, start, config.drain)
+                        let slow = config.slow_log.is_some().then_some(config.slow_threshold);
+                        driver::run(share, value, start, config.drain, slow)
                     })
             })
             .collect::<io::Result<Vec<_>>>()?;

@@ -42,6 +42,8 @@ fn load_config(addr: SocketAddr) -> kv_load::Config {
         drain: Duration::from_secs(30),
         http: false,
         json: false,
+        slow_log: None,
+        slow_threshold: Duration::from_millis(1),
     }
 }
 
@@ -88,6 +90,36 @@ fn every_request_is_answered_on_both_runtimes() {
         assert_eq!(report.json()["unanswered"], 0);
         server.shutdown();
     }
+}
+
+#[test]
+fn with_a_zero_threshold_every_reply_goes_to_the_slow_log() {
+    let server = kv::start(&server_config(RuntimeKind::Brigade)).unwrap();
+    let path = std::env::temp_dir().join(format!("kv_load_test_slow_{}.txt", std::process::id()));
+    let config = kv_load::Config {
+        slow_log: Some(path.clone()),
+        slow_threshold: Duration::ZERO,
+        ..load_config(server.addr())
+    };
+    let report = kv_load::run(&config).unwrap();
+    assert_clean(&report, "slow log");
+    server.shutdown();
+    assert_eq!(report.tally.slow.len() as u64, report.tally.answered);
+    kv_load::slow_log::write(&path, &report.tally.slow).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(kv_load::slow_log::HEADER));
+    let mut previous_due = 0;
+    let mut rows = 0;
+    for line in lines {
+        let (due, reply) = line.split_once(' ').unwrap();
+        let (due, reply): (u64, u64) = (due.parse().unwrap(), reply.parse().unwrap());
+        assert!(due < reply && due >= previous_due, "{line}");
+        previous_due = due;
+        rows += 1;
+    }
+    assert_eq!(rows, report.tally.answered);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Command-line flags of the `kv_load` example.
 
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::flags::{parse_number, parse_positive, walk_flags};
@@ -9,7 +10,7 @@ use crate::flags::{parse_number, parse_positive, walk_flags};
 pub const HELP: &str = "\
 usage: kv_load [--addr HOST:PORT] [--rate R] [--connections C] [--secs S]
                [--keys N] [--ratio SET:GET] [--value-size B] [--threads T]
-               [--drain-secs S] [--http] [--json]
+               [--drain-secs S] [--http] [--json] [--slow-log FILE [--slow-ms MS]]
 
 An open-loop RESP (or, with --http, HTTP/1.1) load: requests go out at a fixed rate whatever the
 server's answers, and each request's latency runs from the time it was due
@@ -29,7 +30,12 @@ to be sent (not the time it went out) to its reply.
                      replies lag), e.g. to http_import (--addr 127.0.0.1:8080); a
                      200 is an answer, any other status an error; --keys,
                      --ratio and --value-size do not apply
-  --json             print the summary as one JSON object";
+  --json             print the summary as one JSON object
+  --slow-log FILE    write each request slower than --slow-ms (default 0.5) to
+                     FILE, one line \"DUE_NS REPLY_NS\" in CLOCK_MONOTONIC
+                     nanoseconds, the clock of `perf record -k CLOCK_MONOTONIC`,
+                     to line slow requests up with a trace of the server
+                     (scripts/tail_episodes.py)";
 
 /// The load's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +62,10 @@ pub struct Config {
     pub http: bool,
     /// Print the summary as JSON.
     pub json: bool,
+    /// Where to write the slow requests (`--slow-log`), if anywhere.
+    pub slow_log: Option<PathBuf>,
+    /// What counts as slow for `slow_log`.
+    pub slow_threshold: Duration,
 }
 
 impl Default for Config {
@@ -72,6 +82,8 @@ impl Default for Config {
             drain: Duration::from_secs(5),
             http: false,
             json: false,
+            slow_log: None,
+            slow_threshold: Duration::from_micros(500),
         }
     }
 }
@@ -94,6 +106,8 @@ impl Config {
                 "--drain-secs" => config.drain = parse_secs(flag, &value()?)?,
                 "--http" => config.http = true,
                 "--json" => config.json = true,
+                "--slow-log" => config.slow_log = Some(PathBuf::from(value()?)),
+                "--slow-ms" => config.slow_threshold = parse_ms(flag, &value()?)?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -135,6 +149,15 @@ fn parse_secs(flag: &str, text: &str) -> Result<Duration, String> {
         .filter(|secs: &f64| secs.is_finite() && *secs > 0.0)
         .map(Duration::from_secs_f64)
         .ok_or_else(|| format!("{flag} must be a positive number of seconds, got {text:?}"))
+}
+
+/// A non-negative number of milliseconds.
+fn parse_ms(flag: &str, text: &str) -> Result<Duration, String> {
+    text.parse()
+        .ok()
+        .filter(|ms: &f64| ms.is_finite() && *ms >= 0.0)
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .ok_or_else(|| format!("{flag} must be a number of milliseconds (0 or more), got {text:?}"))
 }
 
 /// `--ratio SET:GET`: two whole numbers, not both 0.
@@ -190,6 +213,10 @@ mod tests {
             "0.5",
             "--http",
             "--json",
+            "--slow-log",
+            "/tmp/slow.txt",
+            "--slow-ms",
+            "0.25",
         ])
         .unwrap();
         assert_eq!(
@@ -206,6 +233,8 @@ mod tests {
                 drain: Duration::from_millis(500),
                 http: true,
                 json: true,
+                slow_log: Some(PathBuf::from("/tmp/slow.txt")),
+                slow_threshold: Duration::from_micros(250),
             }
         );
         assert_eq!(config.planned(), 75_000);
@@ -228,6 +257,11 @@ mod tests {
             (&["--ratio", "1"][..], "--ratio must be SET:GET"),
             (&["--ratio", "a:1"][..], "--ratio must be SET:GET"),
             (&["--ratio", "0:0"][..], "must not be 0:0"),
+            (
+                &["--slow-ms", "-1"][..],
+                "--slow-ms must be a number of milliseconds",
+            ),
+            (&["--slow-log"][..], "--slow-log needs a value"),
             (&["--addr", "nowhere"][..], "--addr must be HOST:PORT"),
             (
                 &["--addr", "127.0.0.1:99999"][..],

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::http_reply;
 use super::reply::{self, Reply};
-use super::report::Tally;
+use super::report::{Tally, nanos};
 use super::schedule::{Kind, Schedule, encode};
 use crate::kv::resp::ProtocolError;
 
@@ -114,7 +114,7 @@ impl Connection {
             used += len;
             self.waiting.pop_front();
             tally.answered += 1;
-            tally.latency_ns.saturating_record(nanos(arrived - due));
+            tally.record_latency(due, arrived);
             record(kind, answer, tally);
         }
         self.input.drain(..used);
@@ -196,9 +196,13 @@ pub fn run(
     value: &[u8],
     start: Instant,
     drain: Duration,
+    slow_threshold: Option<Duration>,
 ) -> io::Result<Tally> {
     tighten_timer_slack();
-    let mut tally = Tally::default();
+    let mut tally = Tally {
+        slow_threshold,
+        ..Tally::default()
+    };
     let mut drain_until = None;
     let mut entries = Vec::with_capacity(connections.len());
     loop {
@@ -230,12 +234,6 @@ pub fn run(
             }
         }
     }
-}
-
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos())
-        .unwrap_or(u64::MAX)
-        .max(1)
 }
 
 /// Waits up to `timeout` for any of `entries` to be ready (a signal ends

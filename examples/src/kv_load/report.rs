@@ -1,6 +1,6 @@
 //! What a run counted and measured, and its summary (a line or JSON).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use serde_json::json;
@@ -36,6 +36,10 @@ pub struct Tally {
     pub send_lag_ns: Histogram<u64>,
     /// From the start to the last send.
     pub sending: Duration,
+    /// Requests slower than this are kept in `slow` (`--slow-log`).
+    pub slow_threshold: Option<Duration>,
+    /// Each slow request's due time and reply time.
+    pub slow: Vec<(Instant, Instant)>,
 }
 
 impl Default for Tally {
@@ -55,6 +59,8 @@ impl Default for Tally {
             latency_ns: histogram(),
             send_lag_ns: histogram(),
             sending: Duration::ZERO,
+            slow_threshold: None,
+            slow: Vec::new(),
         }
     }
 }
@@ -64,6 +70,18 @@ impl Tally {
     pub fn note_error(&mut self, error: impl FnOnce() -> String) {
         if self.first_error.is_none() {
             self.first_error = Some(error());
+        }
+    }
+
+    /// Records a reply that arrived at `arrived` to a request due at `due`.
+    pub fn record_latency(&mut self, due: Instant, arrived: Instant) {
+        let latency = arrived.saturating_duration_since(due);
+        self.latency_ns.saturating_record(nanos(latency));
+        if self
+            .slow_threshold
+            .is_some_and(|threshold| latency > threshold)
+        {
+            self.slow.push((due, arrived));
         }
     }
 
@@ -85,7 +103,15 @@ impl Tally {
             .add(&other.send_lag_ns)
             .expect("same bounds");
         self.sending = self.sending.max(other.sending);
+        self.slow.extend_from_slice(&other.slow);
     }
+}
+
+/// `duration` in whole ns for a histogram: at least 1, at most `u64::MAX`.
+pub(super) fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos())
+        .unwrap_or(u64::MAX)
+        .max(1)
 }
 
 /// The run's result.
