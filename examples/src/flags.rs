@@ -1,5 +1,7 @@
 //! Parsing of the examples' flags, with messages that name the flag.
 
+use std::time::Duration;
+
 /// Walks the flags (without the program name) for a `Config::parse`:
 /// `--help` or `-h` ends the walk with `Err(help)`; every other flag goes
 /// to `on_flag` with a way to take its value (which fails with a message
@@ -48,4 +50,14 @@ pub(crate) fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
         return Err(format!("{flag} must be at least 1, got {text:?}"));
     }
     Ok(value)
+}
+
+/// Parses `text`, the value of `flag`, as a number of seconds above 0 that
+/// a `Duration` can hold (`1e300` is an error, not a panic).
+pub(crate) fn parse_positive_secs(flag: &str, text: &str) -> Result<Duration, String> {
+    text.parse()
+        .ok()
+        .filter(|secs: &f64| *secs > 0.0)
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .ok_or_else(|| format!("{flag} must be a positive number of seconds, got {text:?}"))
 }

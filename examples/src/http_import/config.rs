@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::flags::{parse_port, parse_positive, walk_flags};
+use crate::flags::{parse_port, parse_positive, parse_positive_secs, walk_flags};
 use crate::harness::{RuntimeKind, available_cores};
 
 /// Usage text.
@@ -104,17 +104,7 @@ impl Config {
                 "--no-elastic" => config.elastic = false,
                 "--http2" => config.http2 = true,
                 "--runtime" => config.runtime = RuntimeKind::parse(flag, &value()?)?,
-                "--secs" => {
-                    let text = value()?;
-                    let secs: f64 = text
-                        .parse()
-                        .ok()
-                        .filter(|secs: &f64| secs.is_finite() && *secs > 0.0)
-                        .ok_or_else(|| {
-                            format!("--secs must be a positive number of seconds, got {text:?}")
-                        })?;
-                    config.duration = Some(Duration::from_secs_f64(secs));
-                }
+                "--secs" => config.duration = Some(parse_positive_secs(flag, &value()?)?),
                 _ => return Ok(false),
             }
             Ok(true)

@@ -108,7 +108,7 @@ fn parse_secs(text: &str) -> Result<Option<Duration>, String> {
     let secs: f64 = text
         .parse()
         .ok()
-        .filter(|secs: &f64| secs.is_finite() && *secs >= 0.0)
+        .filter(|secs: &f64| *secs >= 0.0 && Duration::try_from_secs_f64(*secs).is_ok())
         .ok_or_else(|| format!("--secs must be a number of seconds, got {text:?}"))?;
     Ok((secs > 0.0).then(|| Duration::from_secs_f64(secs)))
 }

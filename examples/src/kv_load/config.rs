@@ -4,7 +4,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::flags::{parse_number, parse_positive, walk_flags};
+use crate::flags::{parse_number, parse_positive, parse_positive_secs, walk_flags};
 
 /// Usage text.
 pub const HELP: &str = "\
@@ -98,12 +98,12 @@ impl Config {
                 "--addr" => config.addr = parse_addr(&value()?)?,
                 "--rate" => config.rate = parse_positive(flag, &value()?)?,
                 "--connections" => config.connections = parse_positive(flag, &value()?)?,
-                "--secs" => config.duration = parse_secs(flag, &value()?)?,
+                "--secs" => config.duration = parse_positive_secs(flag, &value()?)?,
                 "--keys" => config.keys = parse_positive(flag, &value()?)?,
                 "--ratio" => config.ratio = parse_ratio(&value()?)?,
                 "--value-size" => config.value_size = parse_number(flag, &value()?)?,
                 "--threads" => config.threads = parse_positive(flag, &value()?)?,
-                "--drain-secs" => config.drain = parse_secs(flag, &value()?)?,
+                "--drain-secs" => config.drain = parse_positive_secs(flag, &value()?)?,
                 "--http" => config.http = true,
                 "--json" => config.json = true,
                 "--slow-log" => config.slow_log = Some(PathBuf::from(value()?)),
@@ -142,21 +142,12 @@ fn parse_addr(text: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| error("it resolves to no address".to_owned()))
 }
 
-/// A positive number of seconds.
-fn parse_secs(flag: &str, text: &str) -> Result<Duration, String> {
-    text.parse()
-        .ok()
-        .filter(|secs: &f64| secs.is_finite() && *secs > 0.0)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| format!("{flag} must be a positive number of seconds, got {text:?}"))
-}
-
 /// A non-negative number of milliseconds.
 fn parse_ms(flag: &str, text: &str) -> Result<Duration, String> {
     text.parse()
         .ok()
-        .filter(|ms: &f64| ms.is_finite() && *ms >= 0.0)
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .filter(|ms: &f64| *ms >= 0.0)
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
         .ok_or_else(|| format!("{flag} must be a number of milliseconds (0 or more), got {text:?}"))
 }
 
@@ -262,6 +253,12 @@ mod tests {
                 "--slow-ms must be a number of milliseconds",
             ),
             (&["--slow-log"][..], "--slow-log needs a value"),
+            (
+                &["--slow-ms", "1e300"][..],
+                "--slow-ms must be a number of milliseconds",
+            ),
+            (&["--secs", "1e300"][..], "--secs must be a positive number"),
+            (&["--secs", "NaN"][..], "--secs must be a positive number"),
             (&["--addr", "nowhere"][..], "--addr must be HOST:PORT"),
             (
                 &["--addr", "127.0.0.1:99999"][..],

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::VARIANTS;
 use super::plan::{Case, demo_variants, plan};
-use crate::flags::{parse_number, parse_positive, walk_flags};
+use crate::flags::{parse_number, parse_positive, parse_positive_secs, walk_flags};
 
 /// Usage text.
 pub const HELP: &str = "\
@@ -101,17 +101,7 @@ impl Config {
                 "--bg" => config.background_tasks = parse_number(flag, &value()?)?,
                 "--unit-us" => config.unit_us = parse_positive(flag, &value()?)?,
                 "--workers" => config.workers = parse_positive(flag, &value()?)?,
-                "--secs" => {
-                    let text = value()?;
-                    let secs: f64 = text
-                        .parse()
-                        .ok()
-                        .filter(|secs: &f64| secs.is_finite() && *secs > 0.0)
-                        .ok_or_else(|| {
-                            format!("--secs must be a positive number of seconds, got {text:?}")
-                        })?;
-                    config.duration = Duration::from_secs_f64(secs);
-                }
+                "--secs" => config.duration = parse_positive_secs(flag, &value()?)?,
                 "--all" => config.all = true,
                 "--only" => config.only = Some(value()?),
                 "--out" => config.out = PathBuf::from(value()?),

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::flags::{parse_positive, walk_flags};
+use crate::flags::{parse_positive, parse_positive_secs, walk_flags};
 
 /// Usage text.
 pub const HELP: &str = "\
@@ -125,19 +125,7 @@ impl Config {
                 "--period-us" => {
                     config.request_period = Duration::from_micros(parse_positive(flag, &value()?)?)
                 }
-                "--echo-secs" => {
-                    let text = value()?;
-                    let secs: f64 = text
-                        .parse()
-                        .ok()
-                        .filter(|secs: &f64| secs.is_finite() && *secs > 0.0)
-                        .ok_or_else(|| {
-                            format!(
-                                "--echo-secs must be a positive number of seconds, got {text:?}"
-                            )
-                        })?;
-                    config.echo_duration = Duration::from_secs_f64(secs);
-                }
+                "--echo-secs" => config.echo_duration = parse_positive_secs(flag, &value()?)?,
                 _ => return Ok(false),
             }
             Ok(true)
