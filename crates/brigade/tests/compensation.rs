@@ -238,6 +238,31 @@ fn repeated_episodes_return_to_the_baseline() {
     });
 }
 
+/// The one worker spawns a child, which goes to its run-next slot with no
+/// notification, then blocks until the child has run. Nothing else waits,
+/// and no worker is idle: the monitor must open the slot (so the task
+/// counts as waiting work) and a spare must take the child from it.
+#[test]
+fn a_child_waiting_in_a_blocked_workers_run_next_slot_runs_on_a_spare() {
+    with_timeout(120, || {
+        let rt = runtime(1, Duration::from_secs(10));
+        let gate = Gate::default();
+        let parent = {
+            let gate = gate.clone();
+            rt.spawn(async move {
+                let child = {
+                    let gate = gate.clone();
+                    brigade::spawn(async move { gate.release() })
+                };
+                gate.block();
+                child.await.unwrap();
+            })
+        };
+        rt.block_on(parent).unwrap();
+        assert!(rt.metrics().compensations() >= 1);
+    });
+}
+
 #[test]
 fn every_task_runs_exactly_once_across_hand_offs() {
     with_timeout(120, || {

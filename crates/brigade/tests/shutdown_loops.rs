@@ -8,7 +8,7 @@ mod common;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -388,4 +388,47 @@ fn outside_wakes_leave_at_most_one_yield_queue_entry_per_task() {
             background.await.unwrap();
         });
     });
+}
+
+/// A task spawned into a worker's run-next slot by a poll that is still
+/// running when the runtime shuts down (no yield point, no monitor to
+/// open the slot) is neither run nor leaked: the worker drops it with its
+/// deque when the poll returns and it leaves its loop.
+#[test]
+fn a_task_left_in_a_run_next_slot_at_shutdown_is_dropped_unrun() {
+    let census = Arc::new(Census::default());
+    let in_body = census.clone();
+    with_timeout(30, move || {
+        let rt = Builder::new()
+            .worker_threads(1)
+            .long_poll_threshold(None)
+            .compensation_threshold(None)
+            .build()
+            .unwrap();
+        let spawned = Arc::new(AtomicBool::new(false));
+        let release = Arc::new(AtomicBool::new(false));
+        drop({
+            let (spawned, release) = (spawned.clone(), release.clone());
+            let census = in_body.clone();
+            rt.spawn(async move {
+                drop(brigade::spawn(Counted::new(&census, async {})));
+                spawned.store(true, Ordering::SeqCst);
+                // No yield point: the child stays in the slot, unopened.
+                while !release.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+            })
+        });
+        wait_until("the child is spawned", || spawned.load(Ordering::SeqCst));
+        // The worker is still in its poll: the deadline passes.
+        rt.shutdown_timeout(Duration::from_millis(20));
+        let (started, dropped) = (&in_body.started, &in_body.dropped);
+        assert_eq!(dropped.load(Ordering::SeqCst), 0, "dropped mid-poll");
+        release.store(true, Ordering::SeqCst);
+        wait_until("the child's future is dropped", || {
+            dropped.load(Ordering::SeqCst) == 1
+        });
+        assert_eq!(started.load(Ordering::SeqCst), 0, "the child ran");
+    });
+    assert_eq!(census.made.load(Ordering::SeqCst), 1);
 }

@@ -277,9 +277,11 @@ fn a_parked_task_waits_until_a_chain_of_local_tasks_ends() {
     with_timeout(TIMEOUT_SECS, || {
         let rt = runtime(1);
         let chain = Arc::new(AtomicUsize::new(0));
-        // A driver task spawns both on the worker: its deque then holds
-        // [background, first link], and each link queues the next, so a link
-        // is waiting whenever the background task runs. The driver returns
+        // A driver task spawns both on the worker: its deque then holds the
+        // background task and its run-next slot the first link (which
+        // displaced the background task there), and each link queues the
+        // next, so a link is waiting whenever the background task runs: the
+        // first few links run ahead of it from the slot. The driver returns
         // the background task's JoinHandle (on purpose, not awaited there).
         #[allow(clippy::async_yields_async)]
         let driver = rt.spawn({
@@ -299,7 +301,8 @@ fn a_parked_task_waits_until_a_chain_of_local_tasks_ends() {
         // Every call came while a link was waiting, so every call gave way.
         assert_eq!(observed.misses, 0, "{observed:?}");
         assert!(!resumes.is_empty(), "{observed:?}");
-        assert!(resumes[0].chain <= 1, "{observed:?}");
+        // It first ran while the chain was under way.
+        assert!(resumes[0].chain < CHAIN, "{observed:?}");
 
         let first_park = resumes
             .iter()

@@ -72,6 +72,7 @@ impl Shared {
                 let holds = clock.holds_word();
                 let quiet = !self.admission.is_holding()
                     && self.stealers.iter().all(|stealer| stealer.is_empty())
+                    && self.run_next.iter().all(|slot| !slot.is_full())
                     && self.injector.is_empty()
                     && self.yield_queue.is_empty();
                 quiet && holds_unchanged_and_free(holds, clock.holds_word())

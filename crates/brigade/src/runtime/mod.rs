@@ -46,6 +46,7 @@ pub(crate) mod idle;
 mod metrics;
 #[cfg(not(loom))]
 mod monitor;
+mod run_next;
 mod shared;
 mod shutdown;
 mod start;

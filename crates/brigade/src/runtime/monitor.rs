@@ -13,8 +13,9 @@
 //!   kernel says a spare cannot help: the worker is runnable, waiting for a
 //!   CPU or computing on a host with no idle CPU (the decision is
 //!   `compensation::decide::compensate`, in `compensation/decide.rs`);
-//! - wakes a sleeping worker for a task spawned without a notification
-//!   into the deque of a worker whose poll has not returned since
+//! - announces a task scheduled without a notification (into a worker's
+//!   run-next slot or empty deque) by a poll that has not returned since:
+//!   opens the slot to stealers and wakes a sleeping worker
 //!   (`announce_waiting_spawns`);
 //! - hands the driver on when workers sleep but none sleeps in the driver
 //!   (`Idle::hand_off_driver`), at every wake-up: the worker that slept in
@@ -81,25 +82,29 @@ fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
     }
 }
 
-/// Wakes a sleeping worker for a task spawned into a busy worker's deque
-/// without a notification (`Core::push_spawned`), when the poll that
-/// spawned it has run since the last watch without a yield point (the
-/// stretches in `running`; a poll that reaches `yield_if_busy()` announces
-/// its child itself). `notify_one` wakes nobody while a worker searches:
-/// a searcher finds the task on its own.
+/// Announces the tasks held back (`worker/spawned.rs`) by polls that have
+/// run since the last watch without a yield point (the stretches in
+/// `running`; a poll that reaches `yield_if_busy()` announces them
+/// itself): opens every such worker's run-next slot to stealers, and
+/// wakes a sleeping worker if one of them has a task waiting there or in
+/// its deque. The slots are opened even with no worker idle: the
+/// compensation that follows counts an open task as waiting work, and a
+/// task in the slot of a worker blocked for good would otherwise wait for
+/// ever. `notify_one` wakes nobody while a worker searches: a searcher
+/// finds the task on its own.
 fn announce_waiting_spawns(shared: &Shared, running: &[Running]) {
-    let idle = &shared.idle;
-    if running.is_empty() || idle.num_idle() == 0 {
-        return;
-    }
     let stealers = shared.active_stealers();
-    let waits = running.iter().any(|stretch| {
-        stealers
+    let run_next = shared.active_run_next();
+    // No short-circuit: every running stretch's slot is opened.
+    let waits = running.iter().fold(false, |waits, stretch| {
+        let opened = run_next.get(stretch.slot).is_some_and(|slot| slot.open());
+        let queued = stealers
             .get(stretch.slot)
-            .is_some_and(|stealer| !stealer.is_empty())
+            .is_some_and(|stealer| !stealer.is_empty());
+        waits | opened | queued
     });
-    if waits {
-        idle.notify_one();
+    if waits && shared.idle.num_idle() > 0 {
+        shared.idle.notify_one();
     }
 }
 

@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 use crate::sync::LocalQueue;
 use crate::sync::deque::Stealer;
 use async_task::{ScheduleInfo, WithInfo};
+use crossbeam_utils::CachePadded;
 
 use super::blocking::BlockingPool;
 use super::compensation::Compensation;
 use super::context;
 use super::idle::Idle;
+use super::run_next::RunNext;
 use super::shutdown::{self, ShutdownState};
 use super::worker::Core;
 use crate::admission::Admission;
@@ -38,6 +40,9 @@ pub(crate) struct Shared {
     /// One per worker slot: the primaries', then the spare slots' (see
     /// `runtime/compensation/`).
     pub(crate) stealers: Box<[Stealer<Runnable>]>,
+    /// One per worker slot, as `stealers`: the task each worker runs next
+    /// (`run_next.rs`).
+    pub(crate) run_next: Box<[CachePadded<RunNext>]>,
     /// Spare workers for stuck ones.
     pub(crate) compensation: Compensation<LocalQueue<Runnable>>,
     pub(crate) yield_queue: YieldQueue,
@@ -129,6 +134,9 @@ impl Shared {
             sampler: LatencySampler::new(config.latency_sample_every),
             config,
             stealers,
+            run_next: (0..num_slots)
+                .map(|_| CachePadded::new(RunNext::new()))
+                .collect(),
             blocking,
             shutdown: ShutdownState::new(),
             #[cfg(feature = "tokio-compat")]
@@ -411,10 +419,21 @@ impl Shared {
     /// fence, means that fence came first, so the push's notification finds
     /// this worker idle and wakes it.
     pub(crate) fn active_stealers(&self) -> &[Stealer<Runnable>] {
+        &self.stealers[..self.active_slots()]
+    }
+
+    /// The run-next slots of the same workers as
+    /// [`active_stealers`](Self::active_stealers), in the same order.
+    pub(crate) fn active_run_next(&self) -> &[CachePadded<RunNext>] {
+        &self.run_next[..self.active_slots()]
+    }
+
+    /// How many worker slots can hold tasks (see `active_stealers`).
+    fn active_slots(&self) -> usize {
         if self.compensation.serving() == 0 {
-            &self.stealers[..self.num_workers()]
+            self.num_workers()
         } else {
-            &self.stealers
+            self.stealers.len()
         }
     }
 
@@ -431,12 +450,15 @@ impl Shared {
         self.has_queued_tasks() || self.yield_queue.has_entries_for(me, now)
     }
 
-    /// Whether the injector or any worker's deque holds a task.
+    /// Whether the injector or any worker's deque holds a task, or a
+    /// worker's run-next slot an open one (an unopened task is its
+    /// worker's to run: `run_next.rs`).
     fn has_queued_tasks(&self) -> bool {
         !self.injector.is_empty()
             || self
                 .active_stealers()
                 .iter()
                 .any(|stealer| !stealer.is_empty())
+            || self.active_run_next().iter().any(|slot| slot.has_open())
     }
 }

@@ -4,17 +4,21 @@
 //! 1. Every [`GLOBAL_QUEUE_INTERVAL`] ticks, the injector first, so tasks
 //!    spawned from outside are never starved by a worker whose deque keeps
 //!    refilling itself.
-//! 2. Its own FIFO deque.
-//! 3. The injector (taking a batch into the own deque).
-//! 4. Stealing half of a random victim's deque (only while counted as
-//!    searching; see `idle.rs`).
-//! 5. The yield queue: tasks that stepped aside (in `yield_if_busy()`, or
+//! 2. Its run-next slot: a foreground task that the previous poll spawned
+//!    or woke here, up to [`run_next::MAX_RUN_NEXT_STREAK`] in a row
+//!    (`worker/run_next.rs`).
+//! 3. Its own FIFO deque.
+//! 4. The injector (taking a batch into the own deque).
+//! 5. Stealing half of a random victim's deque, or the task in its
+//!    run-next slot once that is open (only while counted as searching;
+//!    see `idle.rs`; `worker/steal.rs`).
+//! 6. The yield queue: tasks that stepped aside (in `yield_if_busy()`, or
 //!    background tasks that woke themselves) run when, and only when,
 //!    nothing else is waiting; except that an entry older than
 //!    `max_yield_delay` is *rescued* ahead of everything else, at the first
 //!    tick of an epoch, within a runtime-wide rate limit
 //!    (`worker/yielded.rs`, `yield_queue/rescue.rs`).
-//! 6. Otherwise it waits for work (`Idle::wait_for_work`), which re-checks
+//! 7. Otherwise it waits for work (`Idle::wait_for_work`), which re-checks
 //!    every queue, the yield queue included, after counting itself idle,
 //!    then parks: inside the driver's poll if that is free, else on its own
 //!    condvar.
@@ -38,7 +42,8 @@
 //! poll the monitor ends it at its next sample, so plain polls pay nothing.
 //!
 //! A task woken on a worker goes to that worker's deque (see
-//! `Shared::schedule_on_worker`); the deque is FIFO, so a self-wake (`yield_now`,
+//! `Shared::schedule_on_worker`), or, woken or spawned by another task's
+//! poll, to its run-next slot (`worker/run_next.rs`); the deque is FIFO, so a self-wake (`yield_now`,
 //! `yield_if_busy` moving to the back) goes to the back, and makes the
 //! worker look at the injector first on its next tick: a task that steps
 //! aside steps aside for work spawned from outside too, not only for its
@@ -50,7 +55,9 @@
 //! `worker/yielded.rs` (how a worker takes it back). A busy
 //! worker's check that an idle worker serves: `worker/unserved.rs`.
 
+pub(crate) mod run_next;
 mod spawned;
+mod steal;
 pub(crate) mod step_aside;
 mod unserved;
 mod yielded;
@@ -120,6 +127,13 @@ pub(crate) struct Core {
     wake_mode: Cell<WakeMode>,
     /// The task a [`WakeMode::HandBack`] wake scheduled.
     handed_back: Cell<Option<Runnable>>,
+    /// Whether this worker's run-next slot may hold a task: it put one
+    /// there and has not taken the slot since (a stealer may have).
+    run_next_full: Cell<bool>,
+    /// How many tasks in a row this worker took from its run-next slot.
+    run_next_streak: Cell<u32>,
+    /// Whether a task's poll runs on this worker now.
+    in_poll: Cell<bool>,
     /// A task spawned during the current poll went into this worker's
     /// empty deque without notifying an idle worker (`worker/spawned.rs`);
     /// cleared when the poll ends.
@@ -167,6 +181,9 @@ impl Core {
             injector_first: Cell::new(false),
             wake_mode: Cell::new(WakeMode::Notify),
             handed_back: Cell::new(None),
+            run_next_full: Cell::new(false),
+            run_next_streak: Cell::new(0),
+            in_poll: Cell::new(false),
             notify_deferred: Cell::new(false),
             slice: Slice::new(),
             rng: Cell::new(
@@ -199,15 +216,19 @@ impl Core {
         }
     }
 
+    /// Whether this worker has no task of its own waiting: its deque and
+    /// its run-next slot are empty.
     pub(crate) fn local_is_empty(&self) -> bool {
-        self.local.is_empty()
+        self.local.is_empty() && !self.run_next_full.get()
     }
 
-    /// Pushes a task onto the back of this worker's deque. Returns whether
-    /// an idle worker should be notified (not while this one wakes tasks it
-    /// will run itself).
+    /// Pushes a task woken on this worker: into its run-next slot if
+    /// another task's poll woke it (`worker/run_next.rs`), else onto the
+    /// back of its deque. Returns whether an idle worker should be notified
+    /// (not while this one wakes tasks it will run itself).
     pub(crate) fn push_local(&self, runnable: Runnable) -> bool {
         match self.wake_mode.get() {
+            WakeMode::Notify if self.may_run_next(&runnable) => self.put_run_next(runnable),
             WakeMode::Notify => {
                 self.local.push(runnable);
                 true
@@ -228,10 +249,17 @@ impl Core {
     }
 
     /// Pushes the task that just yielded onto the back of this worker's
-    /// deque; the next tick looks at the injector first.
+    /// deque (never the run-next slot); the next tick looks at the
+    /// injector first.
     pub(crate) fn push_local_yielded(&self, runnable: Runnable) -> bool {
         self.injector_first.set(true);
-        self.push_local(runnable)
+        match self.wake_mode.get() {
+            WakeMode::Notify => {
+                self.local.push(runnable);
+                true
+            }
+            _ => self.push_local(runnable),
+        }
     }
 
     /// The worker loop, until shutdown or, for a spare, until it steps
@@ -252,6 +280,7 @@ impl Core {
         // Out of the worker's context (shutdown step 4 in `shutdown.rs`):
         // tasks woken while the local deque is dropped are set aside by
         // `schedule`, which sees the shutdown flag.
+        drop(self.take_run_next());
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
         }
@@ -289,6 +318,9 @@ impl Core {
         // A task between this deque and the injector is in neither: a
         // hold on the clock covers it (`auto_advance.rs`).
         self.shared.driver.clock().acquire_hold();
+        if let Some(runnable) = self.take_run_next() {
+            self.shared.push_injected(runnable);
+        }
         while let Some(runnable) = self.local.pop() {
             self.shared.push_injected(runnable);
         }
@@ -386,6 +418,9 @@ impl Core {
         if (injector_first || tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL))
             && let Some(runnable) = self.take_from_injector()
         {
+            return Some(runnable);
+        }
+        if let Some(runnable) = self.next_from_run_next() {
             return Some(runnable);
         }
         if let Some(runnable) = self.local.pop() {
@@ -504,52 +539,6 @@ impl Core {
         }
     }
 
-    fn steal(&self) -> Option<Runnable> {
-        if !self.searching.get() {
-            if !self.shared.idle.try_begin_search() {
-                return None;
-            }
-            self.searching.set(true);
-        }
-        let stealers = self.shared.active_stealers();
-        let start = self.next_random() as usize % stealers.len();
-        loop {
-            let mut retry = false;
-            for offset in 0..stealers.len() {
-                let victim = (start + offset) % stealers.len();
-                if victim == self.index {
-                    continue;
-                }
-                match stealers[victim].steal_batch_and_pop(&self.local) {
-                    Steal::Success(runnable) => {
-                        self.shared.metrics.worker(self.index).count_steal();
-                        return Some(runnable);
-                    }
-                    Steal::Retry => retry = true,
-                    Steal::Empty => {}
-                }
-            }
-            // Work may have been injected while we were looking.
-            match self.shared.injector.steal_batch_and_pop(&self.local) {
-                Steal::Success(runnable) => return Some(runnable),
-                Steal::Retry => retry = true,
-                Steal::Empty => {}
-            }
-            if !retry {
-                return None;
-            }
-        }
-    }
-
-    fn next_random(&self) -> u64 {
-        let mut x = self.rng.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng.set(x);
-        x
-    }
-
     /// Called when a task was found: a searching worker stops searching and,
     /// if it was the last searcher and more work is still queued, wakes
     /// another (see `idle.rs`).
@@ -664,6 +653,7 @@ impl Core {
             counters.scheduling_latency.record(now.saturating_sub(at));
         }
         self.poll_started.set(started.unwrap_or(0));
+        self.in_poll.set(true);
         counters.count_poll();
         counters.watch.begin(meta.location());
     }
@@ -672,6 +662,7 @@ impl Core {
     /// duration of a sampled one.
     #[inline]
     fn end_poll(&self, sampled_at: Option<u64>, started: Option<u64>) {
+        self.in_poll.set(false);
         let counters = self.shared.metrics.worker(self.index);
         counters.watch.end();
         if let (Some(_), Some(started)) = (sampled_at, started) {
@@ -720,7 +711,7 @@ impl Core {
             };
             parker.park_timeout(timeout);
         };
-        let has_local_work = || !self.local.is_empty();
+        let has_local_work = || !self.local_is_empty();
         self.wake_mode.set(WakeMode::Silent);
         let searching = shared.idle.wait_for_work(
             self.index,

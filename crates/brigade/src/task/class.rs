@@ -151,6 +151,15 @@ impl Policy {
         }
     }
 
+    /// Whether a wake of the task by another task may put it in its
+    /// worker's run-next slot (`runtime/run_next.rs`): foreground work
+    /// only. A background or elastic task takes its turn at the back of
+    /// the deque, behind the work already queued there.
+    #[inline]
+    pub(crate) fn may_run_next(&self) -> bool {
+        matches!(self, Policy::Auto(_) | Policy::Foreground)
+    }
+
     /// Classifies one wake of the task; `self_wake`: it was woken while it
     /// ran. Called by the schedule hook only (see the module docs).
     #[inline]

@@ -35,16 +35,48 @@ fn children_on_a_busy_workers_deque_are_run_or_stolen() {
     });
 }
 
-/// Two workers: a task spawns one child into its empty deque, which wakes
-/// nobody (`worker/spawned.rs`), and waits for it, while the other worker
-/// searches or goes to sleep. The child runs exactly once, on its parent's
-/// worker after the poll or stolen by the searcher, and nobody sleeps on
-/// it: the held-back notification loses no task.
+/// Two workers: a task spawns one child into its worker's run-next slot,
+/// which wakes nobody (`worker/run_next.rs`), and waits for it, while the
+/// other worker searches or goes to sleep. The child runs exactly once, on
+/// its parent's worker after the poll, and nobody sleeps on it: the
+/// held-back notification loses no task.
 #[test]
 fn a_child_spawned_without_a_notification_is_run_or_stolen() {
     check(2, || {
         let rt = runtime(2);
         let answer = rt.block_on(rt.spawn(async { crate::spawn(async { 6 * 7 }).await.unwrap() }));
+        assert_eq!(answer.unwrap(), 42);
+    });
+}
+
+/// Two workers: a task spawns a child into its worker's run-next slot
+/// (no notification), then its poll goes on until the child has run,
+/// inside `block_in_place`. Entering it opens the slot and notifies
+/// (`Core::flush_deferred_notify`); the other worker, searching or asleep,
+/// must steal the child from the slot: the open's compare-exchange and the
+/// notification's fence against the sleeper's fence and re-check
+/// (`runtime/run_next.rs`). A lost hand-off leaves the parent spinning,
+/// which loom reports.
+#[test]
+fn a_child_in_the_run_next_slot_is_stolen_while_its_parent_blocks() {
+    check(2, || {
+        let rt = runtime(2);
+        let ran = loom::sync::Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let answer = rt.block_on(rt.spawn(async move {
+            let child = {
+                let ran = ran.clone();
+                crate::spawn(async move {
+                    ran.store(true, loom::sync::atomic::Ordering::SeqCst);
+                    6 * 7
+                })
+            };
+            crate::task::block_in_place(|| {
+                while !ran.load(loom::sync::atomic::Ordering::SeqCst) {
+                    loom::thread::yield_now();
+                }
+            });
+            child.await.unwrap()
+        }));
         assert_eq!(answer.unwrap(), 42);
     });
 }

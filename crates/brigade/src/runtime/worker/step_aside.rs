@@ -272,6 +272,10 @@ impl Core {
             if index == self.index() {
                 continue;
             }
+            if shared.run_next[index].has_open() {
+                // Its owner's poll went on past a task it was to run next.
+                return true;
+            }
             let queued = stealer.len();
             if queued > 0
                 && needs_help(queued, &mut seen[index], || {

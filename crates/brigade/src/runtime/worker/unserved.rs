@@ -39,7 +39,7 @@ impl Core {
         let epoch = epoch_of(self.shared.clock_nanos());
         let new_epoch = self.idle_check_epoch.replace(epoch) != epoch;
         watch.gate_read(new_epoch);
-        new_epoch && self.serve_unserved(epoch) && !self.local.is_empty()
+        new_epoch && self.serve_unserved(epoch) && !self.local_is_empty()
     }
 
     /// Serves, on this worker, I/O and timers pending while the worker

@@ -1,0 +1,122 @@
+//! The worker's side of its run-next slot (`runtime/run_next.rs`): what
+//! goes in, when it runs, and what stops it from starving the deque.
+//!
+//! ## What goes in
+//! A foreground task scheduled on this worker while one of its polls runs,
+//! other than the polled task itself: one the poll spawns or wakes (the
+//! other end of a channel, an awaited child, the next link of a chain),
+//! or one woken by I/O or a timer that the poll's `yield_if_busy()`
+//! dispatched, which the polled task, if background, then steps aside for.
+//! Not a self-wake (`yield_now`, stepping aside), which goes to the back
+//! of the deque as before; not a background or elastic task, which takes
+//! its turn behind the queued work; not a task woken between polls, while
+//! this worker waits in the driver, or inside `block_in_place` (where
+//! nothing would run it soon). A second such task in the same poll takes
+//! the slot and moves the first to the back of the deque, with a
+//! notification, as any push into the deque has.
+//!
+//! ## Who hears of it
+//! Nobody, at first: the worker runs the task as soon as the poll ends.
+//! If the poll goes on instead, the task is *opened* to stealers and an
+//! idle worker is told, by the same three checks that announce a child
+//! spawned into an empty deque (`worker/spawned.rs`): the poll's next idle
+//! check on `yield_if_busy()`'s fast path, its entry into
+//! `block_in_place`, or the monitor's next watch.
+//!
+//! ## The bound
+//! At most [`MAX_RUN_NEXT_STREAK`] tasks in a row come from the slot: two
+//! tasks waking each other would otherwise hold the worker for ever while
+//! its deque waited. The next one goes to the back of the deque (with a
+//! notification if other tasks wait there), and the worker takes the
+//! front. The injector's and the
+//! overdue yielded tasks' turns come before the slot's (`Core::next_task`).
+
+use super::Core;
+use crate::runtime::run_next::RunNext;
+use crate::task::Runnable;
+
+/// How many tasks in a row a worker takes from its run-next slot before
+/// it takes the front of its deque: tokio's bound for its LIFO slot. One
+/// `ping_pong` round is two slot runs (the ponger, then the pinger).
+pub(crate) const MAX_RUN_NEXT_STREAK: u32 = 3;
+
+impl Core {
+    fn run_next_slot(&self) -> &RunNext {
+        &self.shared.run_next[self.index]
+    }
+
+    /// Whether `runnable`, scheduled on this worker now, goes to its
+    /// run-next slot (see the module docs; the wake mode is checked by the
+    /// caller).
+    #[inline]
+    pub(super) fn may_run_next(&self, runnable: &Runnable) -> bool {
+        self.in_poll.get()
+            && !self.in_block_in_place.get()
+            && runnable.metadata().policy().may_run_next()
+    }
+
+    /// Puts `runnable` in the run-next slot, telling nobody yet, and moves
+    /// a task it displaces to the back of the deque. Returns whether an
+    /// idle worker should be notified: for a displaced task.
+    pub(super) fn put_run_next(&self, runnable: Runnable) -> bool {
+        self.notify_deferred.set(true);
+        let slot = self.run_next_slot();
+        if !self.run_next_full.replace(true) {
+            slot.put_into_empty(runnable);
+            return false;
+        }
+        match slot.replace(runnable) {
+            Some(displaced) => {
+                self.local.push(displaced);
+                true
+            }
+            // A stealer took the earlier task.
+            None => false,
+        }
+    }
+
+    /// Takes the task in the run-next slot, if this worker put one there
+    /// and no stealer took it. No atomic operation when the worker has not
+    /// used the slot since its last take.
+    pub(super) fn take_run_next(&self) -> Option<Runnable> {
+        if !self.run_next_full.replace(false) {
+            return None;
+        }
+        self.run_next_slot().take()
+    }
+
+    /// `next_task`'s look at the slot: its task, unless that would be
+    /// more than [`MAX_RUN_NEXT_STREAK`] in a row, in which case the task
+    /// goes to the back of the deque.
+    #[inline]
+    pub(super) fn next_from_run_next(&self) -> Option<Runnable> {
+        let Some(runnable) = self.take_run_next() else {
+            self.run_next_streak.set(0);
+            return None;
+        };
+        let streak = self.run_next_streak.get();
+        if streak < MAX_RUN_NEXT_STREAK {
+            self.run_next_streak.set(streak + 1);
+            return Some(runnable);
+        }
+        self.run_next_streak.set(0);
+        // Into an empty deque it is still the next task this worker runs:
+        // nobody need hear of it (a chain of spawns stays on its worker,
+        // where a notification every few links woke a sleeper that stole
+        // the chain: `chained_spawn` at 4-16 workers 1.15-1.21x tokio's
+        // time, 0.61-0.80 without). Behind other tasks it waits for them,
+        // so an idle worker is told, as for any push.
+        let behind_others = !self.local.is_empty();
+        self.local.push(runnable);
+        if behind_others {
+            self.shared.idle.notify_one();
+        }
+        None
+    }
+
+    /// Opens the task in the run-next slot to stealers, if there is one.
+    /// Returns whether a task is open there.
+    pub(super) fn open_run_next(&self) -> bool {
+        self.run_next_full.get() && self.run_next_slot().open()
+    }
+}
