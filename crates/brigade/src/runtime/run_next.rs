@@ -101,6 +101,10 @@ impl<T: Slotted> RunNext<T> {
     #[inline]
     pub(crate) fn put_into_empty(&self, item: T) {
         debug_assert_eq!(self.word.load(Ordering::Relaxed) & !OPEN, 0);
+        // Release: a stealer's `Acquire` take must see the item as written.
+        // A plain store is enough: nobody else fills the slot, and a
+        // stealer's compare-exchange against the old word (0, or an `OPEN`
+        // left by a racing open of an item already taken) fails.
         self.word.store(encode(item), Ordering::Release);
     }
 
@@ -108,18 +112,27 @@ impl<T: Slotted> RunNext<T> {
     /// if a stealer did not take that one.
     #[inline]
     pub(crate) fn replace(&self, item: T) -> Option<T> {
+        // Release publishes the new item, as in `put_into_empty`; Acquire
+        // is for the old one, which a stealer's open may have written last.
         decode(self.word.swap(encode(item), Ordering::AcqRel))
     }
 
     /// Owner only: takes the item in the slot, open or not.
     #[inline]
     pub(crate) fn take(&self) -> Option<T> {
+        // Acquire: the word may come from an open's compare-exchange on
+        // another thread; the item's contents are the owner's own writes.
         decode(self.word.swap(0, Ordering::Acquire))
     }
 
     /// Opens the item in the slot to stealers. Returns whether an item is
     /// open now (this call or an earlier one opened it).
     pub(crate) fn open(&self) -> bool {
+        // Relaxed: the word is only compared; the compare-exchange below
+        // decides. Its `AcqRel` keeps it in the release sequence of the
+        // owner's store, which a stealer's `Acquire` then reads through;
+        // the opener's `notify_one` fence orders it before the sleepers'
+        // re-check (see the module docs).
         let word = self.word.load(Ordering::Relaxed);
         if word == 0 {
             return false;
@@ -133,6 +146,8 @@ impl<T: Slotted> RunNext<T> {
 
     /// Takes the item in the slot if it is open.
     pub(crate) fn steal(&self) -> Option<T> {
+        // Relaxed: a hint; the `Acquire` compare-exchange takes the item
+        // and synchronises with the owner's store.
         let word = self.word.load(Ordering::Relaxed);
         if word & OPEN == 0 {
             return None;
@@ -143,12 +158,16 @@ impl<T: Slotted> RunNext<T> {
             .and_then(decode)
     }
 
-    /// Whether the slot holds an open item (a stealer would find it).
+    /// Whether the slot holds an open item (a stealer would find it). A
+    /// check, not a take: a worker about to sleep calls it after its
+    /// `SeqCst` fence (`idle.rs`), which orders it against an opener's
+    /// fence; whoever then takes the item does so with an `Acquire` RMW.
     pub(crate) fn has_open(&self) -> bool {
         self.word.load(Ordering::Acquire) & OPEN != 0
     }
 
-    /// Whether the slot holds an item, open or not.
+    /// Whether the slot holds an item, open or not (a check, as
+    /// [`has_open`](Self::has_open)).
     pub(crate) fn is_full(&self) -> bool {
         self.word.load(Ordering::Acquire) != 0
     }

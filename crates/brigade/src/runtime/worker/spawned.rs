@@ -55,11 +55,15 @@ impl Core {
             if self.may_run_next(&runnable) {
                 return self.put_run_next(runnable);
             }
-            if self.local.is_empty() {
-                self.local.push(runnable);
+            // Into the deque here, not through `push_local`, which would
+            // test the wake mode and the slot again. Into an empty deque
+            // the notification is held back, as the module docs say.
+            let into_empty = self.local.is_empty();
+            self.local.push(runnable);
+            if into_empty {
                 self.notify_deferred.set(true);
-                return false;
             }
+            return !into_empty;
         }
         self.push_local(runnable)
     }
@@ -68,8 +72,6 @@ impl Core {
     /// into the empty deque, or a task in the run-next slot, which it
     /// opens to stealers), if it still waits: the poll that scheduled it
     /// goes on.
-    ///
-    /// [`push_spawned`]: Self::push_spawned
     #[inline]
     pub(crate) fn flush_deferred_notify(&self) {
         if self.notify_deferred.replace(false) && (self.open_run_next() || !self.local.is_empty()) {
