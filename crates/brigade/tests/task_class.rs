@@ -224,3 +224,58 @@ fn demoted_tasks_on_one_worker_take_turns() {
         }
     });
 }
+
+/// The most turns in a row that a demoted loop takes while other demoted
+/// loops wait on the same worker: the poll it was taken back for, then one
+/// per self-wake let run on (`TURN_AFTER_SELF_WAKES`, 64, in
+/// `runtime/worker/step_aside.rs`). An epoch may end a turn sooner.
+const BACKGROUND_TURNS_IN_A_ROW: usize = 65;
+
+/// How many turns `demoted_tasks_take_turns_every_few_yields` logs. In a
+/// debug build a poll is slow enough that the epoch (≈ 33 µs) ends most
+/// turns before the count does; `.ci/run` runs this file in a release
+/// build too, where a turn ended by the epoch alone ran to 511 polls.
+const LOGGED_TURNS: usize = 20_000;
+
+#[test]
+fn demoted_tasks_take_turns_every_few_yields() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = one_worker(true);
+        let log = Arc::new(Mutex::new(Vec::with_capacity(LOGGED_TURNS)));
+        let logging = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let tasks: Vec<_> = (0..3u8)
+            .map(|id| {
+                let (log, logging, stop) = (log.clone(), logging.clone(), stop.clone());
+                rt.spawn(async move {
+                    while !stop.load(Ordering::Relaxed) {
+                        if logging.load(Ordering::Relaxed) {
+                            let mut log = log.lock().unwrap();
+                            if log.len() < LOGGED_TURNS {
+                                log.push(id);
+                            }
+                        }
+                        brigade::yield_now().await;
+                    }
+                })
+            })
+            .collect();
+        let metrics = rt.metrics();
+        wait_until("every loop is demoted", || metrics.demotions() == 3);
+        logging.store(true, Ordering::Relaxed);
+        wait_until("the log is full", || {
+            log.lock().unwrap().len() == LOGGED_TURNS
+        });
+        stop.store(true, Ordering::Relaxed);
+        for task in tasks {
+            rt.block_on(task).unwrap();
+        }
+        let log = log.lock().unwrap();
+        let longest = log.chunk_by(|a, b| a == b).map(<[u8]>::len).max();
+        assert!(
+            longest <= Some(BACKGROUND_TURNS_IN_A_ROW),
+            "a demoted loop took {longest:?} turns in a row"
+        );
+        assert!((0..3).all(|id| log.contains(&id)), "a loop never ran");
+    });
+}

@@ -19,6 +19,7 @@ use super::idle::Idle;
 use super::run_next::RunNext;
 use super::shutdown::{self, ShutdownState};
 use super::worker::Core;
+use super::worker::step_aside::BackgroundTurn;
 use crate::admission::Admission;
 use crate::driver::Driver;
 use crate::metrics::{LatencySampler, MetricsCells};
@@ -339,12 +340,18 @@ impl Shared {
     ) -> bool {
         let handing_back = core.is_handing_back();
         let class = self.classify_wake(runnable.metadata(), woken_while_running || handing_back);
-        if matches!(class, WakeClass::Background | WakeClass::Demoted)
-            && !handing_back
-            && core.background_steps_aside(runnable.metadata())
-        {
-            core.step_aside_woken(runnable);
-            return false;
+        if matches!(class, WakeClass::Background | WakeClass::Demoted) && !handing_back {
+            match core.background_turn(runnable.metadata()) {
+                BackgroundTurn::RunsOn => {}
+                BackgroundTurn::StepsAside => {
+                    core.step_aside_woken(runnable);
+                    return false;
+                }
+                BackgroundTurn::TakesTurns => {
+                    core.take_turns(runnable);
+                    return false;
+                }
+            }
         }
         self.maybe_sample(&runnable);
         if woken_while_running {

@@ -140,6 +140,10 @@ pub(crate) struct Core {
     notify_deferred: Cell<bool>,
     /// The rescued task that runs as if nothing waited (`yield_queue/rescue.rs`).
     slice: Slice,
+    /// Self-wakes of background tasks this worker let run on since its
+    /// background tasks last took turns (`worker/step_aside.rs`'s
+    /// `TURN_AFTER_SELF_WAKES`).
+    background_run: Cell<u32>,
     /// xorshift64 state for picking steal victims.
     rng: Cell<u64>,
     /// When the current poll started (runtime-clock ns), if timed.
@@ -186,6 +190,7 @@ impl Core {
             in_poll: Cell::new(false),
             notify_deferred: Cell::new(false),
             slice: Slice::new(),
+            background_run: Cell::new(0),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),

@@ -115,6 +115,37 @@ impl YieldQueue {
         self.shards[slot].push(entry, at, Entry::is_aborted_task)
     }
 
+    /// A background task's turn through worker `slot`'s shard, at `at`:
+    /// if the shard's oldest entry is a background task too, takes it out
+    /// and puts `runnable` at the back, in one hold of the shard's lock.
+    /// Returns the task taken, when it went in, and whether `runnable` was
+    /// aborted (as [`push`](Self::push) does); or, if the oldest entry is
+    /// not a background task (or there is none), `runnable`'s entry, not
+    /// pushed. The shard holds as many entries as before, so no worker needs
+    /// notifying (see `StampedQueue::rotate`).
+    pub(crate) fn take_turns(
+        &self,
+        slot: usize,
+        runnable: Runnable,
+        at: u64,
+    ) -> Result<(Runnable, u64, bool), Entry> {
+        let take_task = |head| match head {
+            Entry::Run(next) => Ok(next),
+            wake @ Entry::Wake(_) => Err(wake),
+        };
+        let ((next, since), aborted) = self.shards[slot].rotate(
+            Entry::Run(runnable),
+            at,
+            Entry::is_aborted_task,
+            take_task,
+        )?;
+        tracing::trace!(
+            task = next.metadata().id(),
+            "task took its turn out of the yield queue"
+        );
+        Ok((next, since, aborted))
+    }
+
     /// Takes an entry for worker `slot` to run at `now`: the oldest of its
     /// own shard, unless another shard's head has waited longer by more
     /// than an epoch (or its own shard is empty), then that one; another

@@ -67,6 +67,40 @@ impl<T> StampedQueue<T> {
         seen
     }
 
+    /// Takes the oldest item, if `take` accepts it (giving back what it
+    /// takes from it), and pushes `item` stamped `at` behind the rest, in
+    /// one hold of the lock; otherwise leaves the queue as it was and gives
+    /// `item` back. `look` is asked of `item` under the lock, as by
+    /// [`push`](Self::push). The number of items does not change, so
+    /// `is_empty` reads the same before and after: nobody waiting for an
+    /// item needs to be told.
+    pub(crate) fn rotate<U, R>(
+        &self,
+        item: T,
+        at: u64,
+        look: impl FnOnce(&T) -> R,
+        take: impl FnOnce(T) -> Result<U, T>,
+    ) -> Result<((U, u64), R), T> {
+        let mut items = lock(&self.items);
+        let Some((head, since)) = items.pop_front() else {
+            return Err(item);
+        };
+        let taken = match take(head) {
+            Ok(taken) => taken,
+            Err(head) => {
+                items.push_front((head, since));
+                return Err(item);
+            }
+        };
+        let seen = look(&item);
+        items.push_back((item, at));
+        self.store_head(&items);
+        let pushed = self.pushed.load(std::sync::atomic::Ordering::Relaxed);
+        self.pushed
+            .store(pushed + 1, std::sync::atomic::Ordering::Relaxed);
+        Ok(((taken, since), seen))
+    }
+
     /// How many items were pushed so far (read without the lock: may lag).
     pub(crate) fn pushed(&self) -> u64 {
         self.pushed.load(std::sync::atomic::Ordering::Relaxed)
@@ -150,6 +184,28 @@ mod tests {
         assert_eq!(queue.pop(), Some((2, 20)));
         assert!(queue.is_empty() && queue.pop().is_none());
     }
+
+    #[test]
+    fn a_rotation_swaps_the_head_it_accepts_for_an_item_at_the_back() {
+        let queue = StampedQueue::new();
+        let odd = |item: u32| if item % 2 == 1 { Ok(item) } else { Err(item) };
+        assert_eq!(queue.rotate(9, 5, |_| (), odd), Err(9), "nothing to take");
+        queue.push(1, 10, |_| ());
+        queue.push(2, 20, |_| ());
+        assert_eq!(
+            queue.rotate(3, 30, |item| *item == 3, odd),
+            Ok(((1, 10), true))
+        );
+        assert_eq!(
+            (queue.head_at(), queue.len(), queue.pushed()),
+            (Some(20), 2, 3)
+        );
+        // A head the rotation does not accept stays where it was.
+        assert_eq!(queue.rotate(5, 40, |_| (), odd), Err(5));
+        assert_eq!(queue.pop(), Some((2, 20)));
+        assert_eq!(queue.pop(), Some((3, 30)));
+        assert!(queue.is_empty());
+    }
 }
 
 #[cfg(all(test, loom))]
@@ -190,6 +246,40 @@ mod loom_models {
             let mut evicted = if seen { sweep(&queue) } else { 0 };
             evicted += aborter.join().unwrap();
             assert_eq!(evicted, 1);
+            assert!(queue.is_empty());
+        });
+    }
+
+    /// A rotation (one worker's background task in, the oldest out) races
+    /// with another worker taking the oldest item: every item comes out
+    /// exactly once, and the queue never reads empty while it holds one, so
+    /// a rotation needs no notification.
+    #[test]
+    fn a_rotation_racing_a_pop_loses_nothing_and_never_reads_empty() {
+        loom::model(|| {
+            let queue = Arc::new(StampedQueue::<u32>::new());
+            queue.push(1, 1, |_| ());
+            queue.push(2, 2, |_| ());
+            let taker = {
+                let queue = queue.clone();
+                thread::spawn(move || {
+                    let taken = queue.pop().map(|(item, _)| item);
+                    let empty = queue.is_empty();
+                    (taken, empty)
+                })
+            };
+            let rotated = queue.rotate(3, 3, |_| (), Ok::<u32, u32>);
+            let (taken, empty_after_pop) = taker.join().unwrap();
+            let Ok(((out, _), ())) = rotated else {
+                panic!("the queue held two items: the rotation must find a head");
+            };
+            // Two of the three items are out; one is left, and the taker's
+            // look after its pop saw it (or the rotation's item) there.
+            assert!(!empty_after_pop);
+            let left = queue.pop().map(|(item, _)| item);
+            let mut seen = vec![out, taken.unwrap(), left.unwrap()];
+            seen.sort_unstable();
+            assert_eq!(seen, [1, 2, 3]);
             assert!(queue.is_empty());
         });
     }

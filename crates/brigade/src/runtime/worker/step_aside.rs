@@ -30,7 +30,7 @@
 //! A task rescued from the yield queue holds a slice (`rescue.rs`) during
 //! which it continues whatever waits. The self-wake of a background task
 //! (`task/class.rs`) asks the same question from the schedule hook
-//! ([`Core::background_steps_aside`]).
+//! ([`Core::background_turn`]).
 //!
 //! ## Go
 //! - **Move to the back**: the task wakes its own waker and returns
@@ -47,6 +47,12 @@
 //!   ([`Core::step_aside_woken`], `Entry::Run`). A task keeps at most one
 //!   entry (`YieldState`). Every push is followed by
 //!   `Shared::after_shared_push`, as the queue's protocol asks.
+//! - **Take turns**: a background task's self-wake, with nothing but other
+//!   background tasks waiting in this worker's shard, after
+//!   [`TURN_AFTER_SELF_WAKES`] of them ([`Core::take_turns`]): the task
+//!   goes to the back of the shard and the shard's oldest background task
+//!   comes out to run next, in one hold of the shard's lock. The shard
+//!   holds as many entries as before, so nobody is notified.
 
 use std::task::{Context, Poll, Waker};
 
@@ -55,6 +61,41 @@ use crate::epoch::epoch_start;
 use crate::runtime::{Shared, context};
 use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::{DeferredWake, Entry};
+
+/// How many self-wakes of background tasks a worker lets run on, while
+/// other background tasks wait in its shard of the yield queue, before the
+/// next one takes its turn behind them ([`Core::take_turns`]); the epoch
+/// (≈ 33 µs) ends a turn too, if it comes first.
+///
+/// Not 1, as each `yield_now()` is in tokio: a turn through the shard (its
+/// lock held for a pop and a push) costs about 17 ns, a third of a whole
+/// yield, and `rt_compare`'s `yield_many` at 1 worker took 1.16 × tokio's
+/// time that way on the 2-core VM. Nor the epoch alone, as before: the
+/// benchmark's 200 demoted loops of tiny units then finished one by one,
+/// an epoch apart, waking the thread that waited on them once each (17,084
+/// context switches in 100 iterations, against tokio's 4,167, and 1.05 ×
+/// tokio's time). With 64 they finish close together: 2,046 switches and
+/// 0.88 × tokio's time (32, the same; 16, 0.90). A loop whose units take
+/// 0.5 µs or more reaches the epoch first, as before.
+///
+/// Under loom, 0: every self-wake that may take turns does, so that the
+/// models reach the hand-off (`YieldQueue::take_turns`).
+#[cfg(not(loom))]
+const TURN_AFTER_SELF_WAKES: u32 = 64;
+#[cfg(loom)]
+const TURN_AFTER_SELF_WAKES: u32 = 0;
+
+/// What a background task's self-wake does ([`Core::background_turn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BackgroundTurn {
+    /// It is scheduled as usual, at the back of the deque.
+    RunsOn,
+    /// It steps aside into the yield queue: other work waits.
+    StepsAside,
+    /// It takes turns with the background tasks in its worker's shard of
+    /// the yield queue ([`Core::take_turns`]).
+    TakesTurns,
+}
 
 /// What the slow path decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,34 +260,73 @@ impl Core {
         Decision::Continue
     }
 
-    /// Whether the self-wake of a background task (`task/class.rs`) steps
-    /// aside into the yield queue, from the schedule hook on the worker that
-    /// polled it: the same question as `yield_if_busy()`'s, with the same
-    /// amortised checks, and one more reason to step aside, also checked once
-    /// per epoch: other tasks wait in the yield queue, so background tasks that
-    /// wake themselves take turns there at least once per epoch. (Taking turns
-    /// at every self-wake would cost a trip through the shared queue per yield;
-    /// docs/results.md's task-class section gives the cost measured on
-    /// `benches/rt_compare.rs`'s `yield_many`.)
-    pub(crate) fn background_steps_aside(&self, task: &TaskMeta) -> bool {
+    /// What the self-wake of a background task (`task/class.rs`) does,
+    /// from the schedule hook on the worker that polled it: the same
+    /// question as `yield_if_busy()`'s, with the same amortised checks
+    /// ([`BackgroundTurn::StepsAside`] when work waits), and one more reason
+    /// to give way: other background tasks wait in the yield queue, so
+    /// background tasks that wake themselves take turns, in this worker's
+    /// shard after [`TURN_AFTER_SELF_WAKES`] self-wakes
+    /// ([`BackgroundTurn::TakesTurns`]), or anywhere at the next epoch if
+    /// that comes first.
+    pub(crate) fn background_turn(&self, task: &TaskMeta) -> BackgroundTurn {
         let shared = self.shared();
         if shared.idle.num_idle() > 0 || task.is_cancelled() || task.yield_state().has_entry() {
             // An idle worker takes whatever waits; an aborted task must reach
             // the worker that drops it; and a task keeps at most one entry in
             // the yield queue (a `yield_if_busy()` that stepped aside left one,
             // and its wake-up will run the task again anyway).
-            return false;
+            return BackgroundTurn::RunsOn;
         }
         if self.slice.holds(task.id(), || shared.clock_nanos()) {
-            return false;
+            return BackgroundTurn::RunsOn;
         }
         if !self.local_is_empty() || !shared.injector.is_empty() {
-            return true;
+            return BackgroundTurn::StepsAside;
         }
-        self.yield_gate.is_new_epoch(|| shared.clock_nanos())
+        let run = self.background_run.get();
+        if run >= TURN_AFTER_SELF_WAKES && shared.yield_queue.has_entries_in(self.index()) {
+            self.background_run.set(0);
+            return BackgroundTurn::TakesTurns;
+        }
+        let steps_aside = self.yield_gate.is_new_epoch(|| shared.clock_nanos())
             && (!shared.yield_queue.is_empty()
                 || (self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty())
-                || self.others_need_help())
+                || self.others_need_help());
+        if steps_aside {
+            self.background_run.set(0);
+            BackgroundTurn::StepsAside
+        } else {
+            self.background_run.set(run.saturating_add(1));
+            BackgroundTurn::RunsOn
+        }
+    }
+
+    /// A woken background task's turn through this worker's shard of the
+    /// yield queue, once [`background_turn`](Self::background_turn) said
+    /// so: it goes to the back of the shard, and the shard's oldest
+    /// background task comes out, in one hold of the shard's lock. This
+    /// worker's deque is empty (else the task would have stepped aside), so
+    /// the task taken out, pushed there, is the one it runs after the
+    /// current poll, and no other worker needs notifying for it. If the
+    /// shard's oldest entry is a deferred wake-up instead, the task steps
+    /// aside, and the wake-up is delivered as usual (`yielded.rs`).
+    pub(crate) fn take_turns(&self, runnable: Runnable) {
+        let shared = self.shared();
+        let now = shared.clock_nanos();
+        match shared.yield_queue.take_turns(self.index(), runnable, now) {
+            Ok((next, since, aborted)) => {
+                let metrics = shared.metrics.worker(self.index());
+                metrics.count_yield();
+                metrics.yield_delay.record(now.saturating_sub(since));
+                shared.yield_rescue.note_served(now);
+                if aborted {
+                    shared.evict_aborted();
+                }
+                self.local.push(next);
+            }
+            Err(entry) => self.step_aside_entry(entry),
+        }
     }
 
     /// Whether another worker's deque holds work that its owner is not
@@ -313,18 +393,21 @@ impl Core {
     }
 
     /// Steps a woken background task aside (from the schedule hook on this
-    /// worker, once [`background_steps_aside`](Self::background_steps_aside)
+    /// worker, once [`background_turn`](Self::background_turn)
     /// said so): the scheduled task itself goes to the yield queue.
     pub(crate) fn step_aside_woken(&self, runnable: Runnable) {
+        self.step_aside_entry(Entry::Run(runnable));
+    }
+
+    /// [`step_aside_woken`](Self::step_aside_woken), for the task's entry.
+    fn step_aside_entry(&self, entry: Entry) {
         let shared = self.shared();
         shared.metrics.worker(self.index()).count_yield();
         let at = shared.clock_nanos();
-        let aborted = shared
-            .yield_queue
-            .push(self.index(), Entry::Run(runnable), at);
+        let aborted = shared.yield_queue.push(self.index(), entry, at);
         shared.after_shared_push();
         if aborted {
-            // Aborted between the look in `background_steps_aside` and the
+            // Aborted between the look in `background_turn` and the
             // push: the abort's own sweep may have come first.
             shared.evict_aborted();
         }
