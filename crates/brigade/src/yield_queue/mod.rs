@@ -121,8 +121,8 @@ impl YieldQueue {
     /// Returns the task taken, when it went in, and whether `runnable` was
     /// aborted (as [`push`](Self::push) does); or, if the oldest entry is
     /// not a background task (or there is none), `runnable`'s entry, not
-    /// pushed. The shard holds as many entries as before, so no worker needs
-    /// notifying (see `StampedQueue::rotate`).
+    /// pushed. A push all the same: the caller follows it with
+    /// `Shared::after_shared_push`, as the protocol above asks.
     pub(crate) fn take_turns(
         &self,
         slot: usize,

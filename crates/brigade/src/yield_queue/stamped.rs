@@ -72,8 +72,7 @@ impl<T> StampedQueue<T> {
     /// one hold of the lock; otherwise leaves the queue as it was and gives
     /// `item` back. `look` is asked of `item` under the lock, as by
     /// [`push`](Self::push). The number of items does not change, so
-    /// `is_empty` reads the same before and after: nobody waiting for an
-    /// item needs to be told.
+    /// `is_empty` reads the same before and after.
     pub(crate) fn rotate<U, R>(
         &self,
         item: T,
@@ -252,8 +251,7 @@ mod loom_models {
 
     /// A rotation (one worker's background task in, the oldest out) races
     /// with another worker taking the oldest item: every item comes out
-    /// exactly once, and the queue never reads empty while it holds one, so
-    /// a rotation needs no notification.
+    /// exactly once, and the queue never reads empty while it holds one.
     #[test]
     fn a_rotation_racing_a_pop_loses_nothing_and_never_reads_empty() {
         loom::model(|| {

@@ -57,3 +57,38 @@ fn an_abort_races_with_a_running_yielder() {
         assert_eq!(dropped.get(), 1);
     });
 }
+
+/// Dropping the runtime races with two background tasks that take turns
+/// through their worker's shard of the yield queue (`Core::take_turns`:
+/// one in, one out, under the shard's lock, then the push-then-check of
+/// the shutdown flag): wherever the turn leaves each task (in the shard,
+/// in the worker's deque, running), both futures are dropped exactly once
+/// and the worker exits. (The drain that the look at the flag is for, of
+/// a task put back after shutdown emptied the queues, needs a worker still
+/// polling past a `shutdown_timeout` deadline, which a model cannot make.)
+#[test]
+fn shutdown_races_with_background_tasks_taking_turns() {
+    check(2, || {
+        let rt = runtime(1);
+        let dropped = DropCount::default();
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let guard = dropped.guard();
+                crate::task::Builder::new()
+                    .class(crate::task::TaskClass::Background)
+                    .spawn_on(
+                        async move {
+                            let _guard = guard;
+                            for _ in 0..3 {
+                                crate::yield_now().await;
+                            }
+                        },
+                        rt.handle(),
+                    )
+            })
+            .collect();
+        drop(rt);
+        assert_eq!(dropped.get(), 2);
+        drop(handles);
+    });
+}

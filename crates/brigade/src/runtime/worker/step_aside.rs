@@ -51,8 +51,8 @@
 //!   background tasks waiting in this worker's shard, after
 //!   [`TURN_AFTER_SELF_WAKES`] of them ([`Core::take_turns`]): the task
 //!   goes to the back of the shard and the shard's oldest background task
-//!   comes out to run next, in one hold of the shard's lock. The shard
-//!   holds as many entries as before, so nobody is notified.
+//!   comes out to run next, in one hold of the shard's lock, then
+//!   `Shared::after_shared_push` as after any push.
 
 use std::task::{Context, Poll, Waker};
 
@@ -305,7 +305,8 @@ impl Core {
     /// A woken background task's turn through this worker's shard of the
     /// yield queue, once [`background_turn`](Self::background_turn) said
     /// so: it goes to the back of the shard, and the shard's oldest
-    /// background task comes out, in one hold of the shard's lock. This
+    /// background task comes out, in one hold of the shard's lock,
+    /// followed by `Shared::after_shared_push` as any push is. This
     /// worker's deque is empty (else the task would have stepped aside), so
     /// the task taken out, pushed there, is the one it runs after the
     /// current poll, and no other worker needs notifying for it. If the
@@ -320,6 +321,12 @@ impl Core {
                 metrics.count_yield();
                 metrics.yield_delay.record(now.saturating_sub(since));
                 shared.yield_rescue.note_served(now);
+                // The queue's protocol, as after any push: a notification
+                // (which finds nobody to wake, since the shard holds as many
+                // entries as before, unless a worker went idle meanwhile)
+                // and the look at the shutdown flag, which a task put back
+                // after a shutdown's drain needs.
+                shared.after_shared_push();
                 if aborted {
                     shared.evict_aborted();
                 }
