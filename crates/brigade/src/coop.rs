@@ -61,8 +61,8 @@ use crate::runtime::worker::step_aside;
 /// [`TaskClass::Auto`](crate::task::TaskClass::Auto)): while other work
 /// waits, it then steps aside into the yield queue, as after
 /// [`yield_if_busy`], rather than queueing ahead of tasks woken after it;
-/// demoted tasks on a worker take turns with each other at least every 64
-/// yields or ≈ 33 µs, whichever comes first. Its next wake by I/O, a timer
+/// demoted tasks on a worker take turns with each other at their 65th
+/// yield in a row or after ≈ 33 µs, whichever comes first. Its next wake by I/O, a timer
 /// or another task promotes it back.
 ///
 /// Prefer [`yield_if_busy`] in loops that do background work: it costs

@@ -74,6 +74,11 @@ pub(crate) struct Shared {
     /// The model's clock (see `clock_nanos`).
     #[cfg(loom)]
     loom_clock: std::sync::atomic::AtomicU64,
+    /// Turns taken through `Core::take_turns`, for the loom models'
+    /// coverage checks (statistics: `std`'s atomic, which loom does not
+    /// model).
+    #[cfg(loom)]
+    pub(crate) turns_taken: std::sync::atomic::AtomicUsize,
 }
 
 /// Scheduler settings from the `Builder`.
@@ -145,6 +150,8 @@ impl Shared {
             start: Instant::now(),
             #[cfg(loom)]
             loom_clock: std::sync::atomic::AtomicU64::new(0),
+            #[cfg(loom)]
+            turns_taken: std::sync::atomic::AtomicUsize::new(0),
         };
         (shared, locals)
     }

@@ -17,7 +17,10 @@
 //!    nothing else is waiting; except that an entry older than
 //!    `max_yield_delay` is *rescued* ahead of everything else, at the first
 //!    tick of an epoch, within a runtime-wide rate limit
-//!    (`worker/yielded.rs`, `yield_queue/rescue.rs`).
+//!    (`worker/yielded.rs`, `yield_queue/rescue.rs`). Background tasks
+//!    that wake themselves also take turns with those in their worker's
+//!    shard while nothing else waits (`Core::take_turns`, from the
+//!    schedule hook: `worker/step_aside.rs`).
 //! 7. Otherwise it waits for work (`Idle::wait_for_work`), which re-checks
 //!    every queue, the yield queue included, after counting itself idle,
 //!    then parks: inside the driver's poll if that is free, else on its own

@@ -16,7 +16,11 @@
 //! is empty): then the head that has waited longest in any shard
 //! ([`YieldQueue::pop_for`]). So an entry waits only as long as other work
 //! waits, no shard's entries starve behind a worker that keeps refilling
-//! its own, and two yielders never yield to each other through it.
+//! its own, and two yielders never yield to each other through it. The
+//! one other way out: a background task that wakes itself, with nothing
+//! but this shard's entries waiting, takes its turn behind them and the
+//! shard's oldest background task comes out in its place
+//! ([`YieldQueue::take_turns`], from `Core::take_turns`).
 //!
 //! One exception keeps a background task on its thread: a lone entry in
 //! another worker's shard is left to that worker, which is about to take it

@@ -320,7 +320,16 @@ impl Core {
                 let metrics = shared.metrics.worker(self.index());
                 metrics.count_yield();
                 metrics.yield_delay.record(now.saturating_sub(since));
-                shared.yield_rescue.note_served(now);
+                // Not `yield_rescue.note_served`: a turn takes from this
+                // worker's shard only, without the once-per-epoch look at
+                // the other shards' heads that a take-back makes, so it says
+                // nothing of whether they are served (noting it would hold
+                // off the rescue of an entry starving in a busy worker's
+                // shard for as long as this worker's tasks take turns).
+                #[cfg(loom)]
+                shared
+                    .turns_taken
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 // The queue's protocol, as after any push: a notification
                 // (which finds nobody to wake, since the shard holds as many
                 // entries as before, unless a worker went idle meanwhile)
@@ -330,6 +339,9 @@ impl Core {
                 if aborted {
                     shared.evict_aborted();
                 }
+                // As after a self-wake (`push_local_yielded`): the next
+                // look goes to the injector first.
+                self.injector_first.set(true);
                 self.local.push(next);
             }
             Err(entry) => self.step_aside_entry(entry),
