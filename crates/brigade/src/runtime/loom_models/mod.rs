@@ -62,6 +62,23 @@ fn check(preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
     builder.check(model);
 }
 
+/// Spawns on `rt` a background task (`TaskClass::Background`: its
+/// self-wakes take the background path from the first) that yields
+/// `yields` times, holding `guard` until it ends or is dropped.
+fn spawn_background_loop(rt: &Runtime, guard: DropGuard, yields: usize) -> crate::JoinHandle<()> {
+    crate::task::Builder::new()
+        .class(crate::task::TaskClass::Background)
+        .spawn_on(
+            async move {
+                let _guard = guard;
+                for _ in 0..yields {
+                    crate::yield_now().await;
+                }
+            },
+            rt.handle(),
+        )
+}
+
 /// Counts how many of the futures it was put in have been dropped.
 #[derive(Clone, Default)]
 struct DropCount(Arc<AtomicUsize>);

@@ -72,20 +72,7 @@ fn shutdown_races_with_background_tasks_taking_turns() {
         let rt = runtime(1);
         let dropped = DropCount::default();
         let handles: Vec<_> = (0..2)
-            .map(|_| {
-                let guard = dropped.guard();
-                crate::task::Builder::new()
-                    .class(crate::task::TaskClass::Background)
-                    .spawn_on(
-                        async move {
-                            let _guard = guard;
-                            for _ in 0..3 {
-                                crate::yield_now().await;
-                            }
-                        },
-                        rt.handle(),
-                    )
-            })
+            .map(|_| super::spawn_background_loop(&rt, dropped.guard(), 3))
             .collect();
         drop(rt);
         assert_eq!(dropped.get(), 2);

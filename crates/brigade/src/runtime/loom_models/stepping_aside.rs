@@ -125,30 +125,17 @@ fn a_demoted_loop_takes_turns_through_the_yield_queue() {
 
 /// Two background tasks on the only worker take turns through its shard of
 /// the yield queue (`Core::take_turns`: one in, the other out, in one hold
-/// of the lock, and the one taken out pushed to the worker's deque without
-/// a notification), while a third task is spawned from outside and one of
-/// the two is aborted: every task finishes or is dropped, exactly once.
+/// of the lock, and the one taken out pushed to the worker's deque), while
+/// a third task is spawned from outside and one of the two is aborted:
+/// every task finishes or is dropped, exactly once.
 #[test]
 fn background_tasks_take_turns_while_one_is_aborted() {
     static COVERAGE: Coverage = Coverage::new();
     check(2, || {
         let rt = runtime(1);
         let dropped = super::DropCount::default();
-        let spawn_loop = |guard: super::DropGuard| {
-            crate::task::Builder::new()
-                .class(crate::task::TaskClass::Background)
-                .spawn_on(
-                    async move {
-                        let _guard = guard;
-                        for _ in 0..2 {
-                            crate::yield_now().await;
-                        }
-                    },
-                    rt.handle(),
-                )
-        };
-        let kept = spawn_loop(dropped.guard());
-        let aborted = spawn_loop(dropped.guard());
+        let kept = super::spawn_background_loop(&rt, dropped.guard(), 2);
+        let aborted = super::spawn_background_loop(&rt, dropped.guard(), 2);
         let other = rt.spawn(async { "served" });
         aborted.abort();
         assert_eq!(rt.block_on(other).unwrap(), "served");
