@@ -18,9 +18,10 @@
 //! On a crowded host (clients on the same machine, a CPU limit,
 //! neighbours) an idle worker may be woken by the kernel yet not run for a
 //! scheduler tick, and work would wait for it while this loop runs on. So
-//! the same note (`context::note_fast_path_point`) counts calls as an epoch gate does (`epoch.rs`): on calls
-//! 1, 3, 7, … of its counter, once per 1024 calls at high rates, the fast
-//! path reads the clock, and at the first read of each epoch asks whether
+//! the same note (`context::note_fast_path_point`) counts calls as an epoch
+//! gate does (`epoch.rs`): the fast path reads the clock at the call where
+//! the next epoch should begin at the rate its calls come in (at least once
+//! per 1024 calls), and at the first read of each epoch asks whether
 //! I/O or a due timer is pending while the worker that watches the driver
 //! has harvested nothing for an epoch (`Core::recheck_idle`, `driver/poll.rs`: "the crowded-host
 //! hand-off"). If so, this worker harvests it, and the task moves to the

@@ -1,7 +1,8 @@
 //! Amortised polling: how a busy worker bounds its expensive checks (the
 //! scan of other workers' deques, the non-blocking I/O poll, the yield
 //! queue's overdue test) to one per *epoch*, and even its clock reads to
-//! one per many calls.
+//! about one per epoch: each read is aimed at the call where the next epoch
+//! should begin, at the rate the calls come in (at most 1024 calls apart).
 //!
 //! When every worker is busy nobody sits in `epoll_wait`, so busy workers
 //! must look for I/O and for work elsewhere themselves. Looking on every
@@ -38,21 +39,60 @@ pub(crate) fn epoch_start(epoch: u64) -> u64 {
     epoch << EPOCH_SHIFT
 }
 
-/// Says when a new epoch has begun, reading the clock only on calls 1, 3,
-/// 7, 15, … (2^k − 1) of a counter, which stays between 1023 and 2047 at
-/// high call rates, so the clock is then read once per 1024 calls (as
-/// CockroachDB's `yieldchecks` word does). The counter restarts whenever a
-/// new epoch is seen. One per worker and use; only its worker's thread
-/// touches it.
+/// The most calls a gate lets pass between two clock reads: at high call
+/// rates the clock is read once per 1024 calls (as CockroachDB's
+/// `yieldchecks` word does), so a task whose calls suddenly slow down is
+/// noticed at most 1024 calls late, as before the gates aimed their reads.
+pub(crate) const MAX_CALLS_BETWEEN_READS: u64 = 1024;
+
+/// After a clock read at time `now`, `calls` calls and `nanos` ns after
+/// the previous read: how many calls to let pass before the next read, so
+/// that it comes just after the next epoch begins at that rate of calls.
+/// At least 1, at most [`MAX_CALLS_BETWEEN_READS`].
+///
+/// Aimed, not doubled: a gate used to read on calls 1, 3, 7, … 2^k − 1
+/// after each new epoch, which overshoots the next epoch by up to its own
+/// length when calls are few per epoch. With 10 µs between yield points (3
+/// calls an epoch) the reads fell 10, 30 and 70 µs after a new epoch, so
+/// one I/O poll in four came 70 µs after the last instead of 33, and an
+/// epoch could pass unseen (`mixed_load`'s headline at 1 worker;
+/// docs/results.md). At a steady rate an aimed gate reads once per epoch,
+/// or once per 1024 calls.
+///
+/// Under loom every read is followed by a read at the next call: the
+/// model's clock moves one epoch per read (`Shared::clock_nanos`), so that
+/// every read starts an epoch and the models take the amortised paths.
+pub(crate) fn calls_until_next_read(now: u64, calls: u64, nanos: u64) -> u64 {
+    if cfg!(loom) {
+        return 1;
+    }
+    let nanos_per_call = (nanos / calls.max(1)).max(1);
+    let until_next_epoch = epoch_start(epoch_of(now) + 1) - now;
+    until_next_epoch
+        .div_ceil(nanos_per_call)
+        .clamp(1, MAX_CALLS_BETWEEN_READS)
+}
+
+/// Says when a new epoch has begun, reading the clock only now and then:
+/// where the next epoch should begin at the rate its calls come in
+/// ([`calls_until_next_read`]). One per worker and use; only its worker's
+/// thread touches it.
 pub(crate) struct EpochGate {
-    calls: Cell<u32>,
+    /// Calls left until the next clock read.
+    calls_left: Cell<u64>,
+    /// The calls between the last read and the next.
+    stride: Cell<u64>,
+    /// The time of the last read.
+    last_read_at: Cell<u64>,
     epoch: Cell<u64>,
 }
 
 impl EpochGate {
     pub(crate) fn new() -> Self {
         EpochGate {
-            calls: Cell::new(0),
+            calls_left: Cell::new(1),
+            stride: Cell::new(1),
+            last_read_at: Cell::new(0),
             epoch: Cell::new(u64::MAX),
         }
     }
@@ -66,66 +106,116 @@ impl EpochGate {
     /// expensive checks are due). `now_nanos` is called only when the clock
     /// is due to be read.
     pub(crate) fn is_new_epoch(&self, now_nanos: impl FnOnce() -> u64) -> bool {
-        let calls = self.calls.get() + 1;
-        // Read the clock only when `calls` is 2^k - 1.
-        if calls & (calls + 1) != 0 {
-            self.calls.set(calls);
+        let left = self.calls_left.get() - 1;
+        self.calls_left.set(left);
+        if left != 0 {
             return false;
         }
-        let epoch = epoch_of(now_nanos());
-        if epoch != self.epoch.get() {
-            self.epoch.set(epoch);
-            self.calls.set(0);
-            return true;
-        }
-        self.calls.set(if calls == 2047 { 1023 } else { calls });
-        false
+        let now = now_nanos();
+        let since = now.saturating_sub(self.last_read_at.replace(now));
+        let stride = calls_until_next_read(now, self.stride.get(), since);
+        self.stride.set(stride);
+        self.calls_left.set(stride);
+        let epoch = epoch_of(now);
+        epoch != self.epoch.replace(epoch)
     }
 }
 
-#[cfg(test)]
+// Under loom the gates read the clock at every call (`calls_until_next_read`).
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
-    #[test]
-    fn clock_is_read_on_calls_two_to_the_k_minus_one() {
+    /// Runs `calls` calls of a gate `nanos_per_call` apart (from time
+    /// `start`) and returns, per clock read, its call number, its time and
+    /// whether it saw a new epoch.
+    fn reads_at_steady_rate(nanos_per_call: u64, calls: u64) -> Vec<(u64, u64, bool)> {
         let gate = EpochGate::new();
-        let reads = Cell::new(Vec::new());
-        for call in 1..=5000u32 {
-            gate.is_new_epoch(|| {
-                let mut seen = reads.take();
-                seen.push(call);
-                reads.set(seen);
-                // The epoch never changes after the first read.
-                0
+        let mut reads = Vec::new();
+        for call in 1..=calls {
+            let now = 1_000_000 + call * nanos_per_call;
+            let mut read = false;
+            let new_epoch = gate.is_new_epoch(|| {
+                read = true;
+                now
             });
+            if read {
+                reads.push((call, now, new_epoch));
+            }
         }
-        let reads = reads.take();
-        // The first read starts the epoch and resets the counter to 0.
-        assert_eq!(
-            &reads[..12],
-            &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
-        );
-        // Afterwards the counter oscillates in 1023..=2047: one read per 1024 calls.
+        reads
+    }
+
+    #[test]
+    fn few_calls_per_epoch_see_each_epoch_within_a_call() {
+        // Three calls an epoch: every epoch is seen at its first call, and
+        // the clock is read about once per epoch.
+        let per_call = 10_000;
+        let reads = reads_at_steady_rate(per_call, 3_000);
+        let sightings: Vec<u64> = reads.iter().filter(|r| r.2).map(|r| r.1).collect();
+        let epochs = epoch_of(sightings[sightings.len() - 1]) - epoch_of(sightings[0]) + 1;
+        assert_eq!(sightings.len() as u64, epochs, "an epoch went unseen");
+        for at in &sightings[1..] {
+            let late = at - epoch_start(epoch_of(*at));
+            assert!(late <= per_call, "seen {late} ns after the epoch began");
+        }
         assert!(
-            reads
-                .windows(2)
-                .skip(11)
-                .all(|pair| pair[1] - pair[0] == 1024),
-            "{reads:?}"
+            reads.len() as u64 <= epochs + epochs / 4,
+            "{} reads, {epochs} epochs",
+            reads.len()
         );
     }
 
     #[test]
-    fn a_new_epoch_restarts_the_counter() {
+    fn many_calls_per_epoch_read_once_per_1024_calls_at_most() {
+        // 10 ns a call: 3,277 calls an epoch. Reads at most 1024 calls apart,
+        // and each epoch seen within 1024 calls of its start.
+        let per_call = 10;
+        let reads = reads_at_steady_rate(per_call, 200_000);
+        for pair in reads.windows(2) {
+            assert!(pair[1].0 - pair[0].0 <= MAX_CALLS_BETWEEN_READS, "{pair:?}");
+        }
+        let sightings: Vec<u64> = reads.iter().filter(|r| r.2).map(|r| r.1).collect();
+        for at in &sightings[1..] {
+            let late = at - epoch_start(epoch_of(*at));
+            assert!(
+                late <= MAX_CALLS_BETWEEN_READS * per_call,
+                "seen {late} ns late"
+            );
+        }
+        // Far fewer reads than calls: about 4 an epoch.
+        let epochs = epoch_of(reads[reads.len() - 1].1) - epoch_of(reads[0].1) + 1;
+        assert!(
+            reads.len() as u64 <= 5 * epochs,
+            "{} reads, {epochs} epochs",
+            reads.len()
+        );
+    }
+
+    #[test]
+    fn calls_that_slow_down_are_caught_within_1024_calls() {
         let gate = EpochGate::new();
         let now = Cell::new(0u64);
-        assert!(gate.is_new_epoch(|| now.get()));
-        now.set(epoch_start(1));
-        // Next clock read is on the first call after the reset.
-        assert!(gate.is_new_epoch(|| now.get()));
-        assert!(!gate.is_new_epoch(|| now.get()));
-        assert_eq!(gate.calls.get(), 1);
+        // Fast calls: the gate lets many pass between reads.
+        for _ in 0..10_000 {
+            now.set(now.get() + 10);
+            gate.is_new_epoch(|| now.get());
+        }
+        assert!(gate.stride.get() > 100, "{}", gate.stride.get());
+        // Then one call per epoch: within at most 1024 calls a read sees a
+        // new epoch; the read after it measures the new rate, and from then
+        // on every call reads the clock and sees a new epoch.
+        let one_epoch_on = || {
+            now.set(now.get() + epoch_start(1));
+            gate.is_new_epoch(|| now.get())
+        };
+        for _ in 0..2 {
+            let waited = (1..=MAX_CALLS_BETWEEN_READS).find(|_| one_epoch_on());
+            assert!(waited.is_some(), "no new epoch seen in 1024 calls");
+        }
+        for _ in 0..10 {
+            assert!(one_epoch_on());
+        }
         assert_eq!(epoch_of(now.get()), gate.epoch());
     }
 }

@@ -35,7 +35,7 @@
 
 use std::collections::HashMap;
 use std::panic::Location;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_utils::atomic::AtomicCell;
 use std::time::{Duration, Instant};
@@ -43,11 +43,15 @@ use std::time::{Duration, Instant};
 /// What one worker is polling.
 pub(crate) struct PollWatch {
     seq: AtomicU64,
-    /// Fast-path calls since the worker last read the clock for its
-    /// amortised idle check (`Core::recheck_idle`): the counter of an epoch
-    /// gate (`epoch.rs`), kept beside `seq` because the fast path already
-    /// holds this watch. Only the owning worker touches it.
-    gate_calls: AtomicU32,
+    /// The clock back-off of the worker's amortised idle check
+    /// (`Core::recheck_idle`), an epoch gate's (`epoch.rs`), kept beside
+    /// `seq` because the fast path already holds this watch: fast-path
+    /// calls left until the next clock read, the calls between the last
+    /// read and the next, and the time of the last read. Only the owning
+    /// worker touches them.
+    gate_calls_left: AtomicU64,
+    gate_stride: AtomicU64,
+    gate_last_read_at: AtomicU64,
     location: AtomicCell<Option<&'static Location<'static>>>,
 }
 
@@ -55,7 +59,9 @@ impl Default for PollWatch {
     fn default() -> Self {
         PollWatch {
             seq: AtomicU64::new(0),
-            gate_calls: AtomicU32::new(0),
+            gate_calls_left: AtomicU64::new(1),
+            gate_stride: AtomicU64::new(1),
+            gate_last_read_at: AtomicU64::new(0),
             location: AtomicCell::new(None),
         }
     }
@@ -84,27 +90,30 @@ impl PollWatch {
 
     /// [`yield_point`](Self::yield_point) on `yield_if_busy()`'s fast path,
     /// which also counts the call for the worker's amortised idle check:
-    /// returns `true` when the clock is due to be read, on calls 1, 3, 7, …
-    /// 2^k − 1 of the gate's counter (as `EpochGate`). The counter stays
-    /// below 2048: every `true` is followed by [`gate_read`](Self::gate_read).
+    /// returns `true` when the clock is due to be read (the gate's aim,
+    /// `epoch::calls_until_next_read`). Every `true` is followed by
+    /// [`gate_read`](Self::gate_read).
     #[inline(always)]
     pub(crate) fn fast_path_point(&self) -> bool {
         self.yield_point();
-        let calls = self.gate_calls.load(Ordering::Relaxed).wrapping_add(1);
-        self.gate_calls.store(calls, Ordering::Relaxed);
-        calls & calls.wrapping_add(1) == 0
+        // Saturating: a `true` not followed by `gate_read` (a yield point
+        // polled outside a task's poll) asks again at the next call.
+        let left = self
+            .gate_calls_left
+            .load(Ordering::Relaxed)
+            .saturating_sub(1);
+        self.gate_calls_left.store(left, Ordering::Relaxed);
+        left == 0
     }
 
-    /// After a clock read of the idle check: a new epoch restarts the
-    /// counter; otherwise, at 2047, it drops back to 1023, so the clock is
-    /// read once per 1024 calls at high call rates (as `EpochGate`).
-    pub(crate) fn gate_read(&self, new_epoch: bool) {
-        let calls = self.gate_calls.load(Ordering::Relaxed);
-        if new_epoch {
-            self.gate_calls.store(0, Ordering::Relaxed);
-        } else if calls >= 2047 {
-            self.gate_calls.store(1023, Ordering::Relaxed);
-        }
+    /// After a clock read of the idle check, at `now`: aims the next read
+    /// at the start of the next epoch.
+    pub(crate) fn gate_read(&self, now: u64) {
+        let last = self.gate_last_read_at.swap(now, Ordering::Relaxed);
+        let calls = self.gate_stride.load(Ordering::Relaxed);
+        let stride = crate::epoch::calls_until_next_read(now, calls, now.saturating_sub(last));
+        self.gate_stride.store(stride, Ordering::Relaxed);
+        self.gate_calls_left.store(stride, Ordering::Relaxed);
     }
 
     /// The poll ended (owning worker only).
@@ -340,5 +349,40 @@ mod tests {
         assert_eq!(watch.seq() % 2, 1, "a stretch runs");
         watch.end();
         assert_eq!(watch.seq() % 2, 0);
+    }
+
+    // Under loom the gate reads the clock at every call.
+    #[cfg(not(loom))]
+    #[test]
+    fn the_fast_path_reads_the_clock_where_each_epoch_begins() {
+        use crate::epoch::{epoch_of, epoch_start};
+        // A yield point every 10 µs (three an epoch): after the first
+        // reads have measured the rate, every epoch is seen at its first
+        // call (the clock read at the call after each epoch begins), and
+        // the clock is read about once per epoch.
+        let watch = PollWatch::default();
+        let per_call = 10_000;
+        let (mut reads, mut sightings) = (0, Vec::new());
+        let mut last_epoch = u64::MAX;
+        for call in 1..=3_000u64 {
+            let now = 1_000_000 + call * per_call;
+            if watch.fast_path_point() {
+                watch.gate_read(now);
+                reads += 1;
+                if epoch_of(now) != last_epoch {
+                    last_epoch = epoch_of(now);
+                    sightings.push(now);
+                }
+            }
+        }
+        let epochs = epoch_of(sightings[sightings.len() - 1]) - epoch_of(sightings[0]) + 1;
+        assert_eq!(sightings.len() as u64, epochs, "an epoch went unseen");
+        for at in &sightings[2..] {
+            assert!(at - epoch_start(epoch_of(*at)) <= per_call);
+        }
+        assert!(
+            reads <= epochs + epochs / 4,
+            "{reads} reads, {epochs} epochs"
+        );
     }
 }

@@ -30,15 +30,16 @@ impl Core {
     pub(crate) fn recheck_idle(&self) -> bool {
         // A child its poll spawned without a word (`worker/spawned.rs`).
         self.flush_deferred_notify();
+        // The back-off is re-armed at every read it asked for.
+        let now = self.shared.clock_nanos();
+        self.shared.metrics.worker(self.index).watch.gate_read(now);
         if self.in_block_in_place.get() {
             // A nested executor's poll: this thread is blocked for a while,
             // so it must not take work for its deque.
             return false;
         }
-        let watch = &self.shared.metrics.worker(self.index).watch;
-        let epoch = epoch_of(self.shared.clock_nanos());
+        let epoch = epoch_of(now);
         let new_epoch = self.idle_check_epoch.replace(epoch) != epoch;
-        watch.gate_read(new_epoch);
         new_epoch && self.serve_unserved(epoch) && !self.local_is_empty()
     }
 
