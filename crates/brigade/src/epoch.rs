@@ -48,7 +48,9 @@ pub(crate) const MAX_CALLS_BETWEEN_READS: u64 = 1024;
 /// After a clock read at time `now`, `calls` calls and `nanos` ns after
 /// the previous read: how many calls to let pass before the next read, so
 /// that it comes just after the next epoch begins at that rate of calls.
-/// At least 1, at most [`MAX_CALLS_BETWEEN_READS`].
+/// At least 1, at most twice `calls` (the rate of a few calls says little:
+/// one short gap between two slow calls would otherwise aim a thousand
+/// slow calls ahead), at most [`MAX_CALLS_BETWEEN_READS`].
 ///
 /// Aimed, not doubled: a gate used to read on calls 1, 3, 7, … 2^k − 1
 /// after each new epoch, which overshoots the next epoch by up to its own
@@ -66,10 +68,12 @@ pub(crate) fn calls_until_next_read(now: u64, calls: u64, nanos: u64) -> u64 {
     if cfg!(loom) {
         return 1;
     }
-    let nanos_per_call = (nanos / calls.max(1)).max(1);
+    let calls = calls.max(1);
+    let nanos_per_call = (nanos / calls).max(1);
     let until_next_epoch = epoch_start(epoch_of(now) + 1) - now;
     until_next_epoch
         .div_ceil(nanos_per_call)
+        .min(2 * calls)
         .clamp(1, MAX_CALLS_BETWEEN_READS)
 }
 
@@ -106,7 +110,7 @@ impl EpochGate {
     /// expensive checks are due). `now_nanos` is called only when the clock
     /// is due to be read.
     pub(crate) fn is_new_epoch(&self, now_nanos: impl FnOnce() -> u64) -> bool {
-        let left = self.calls_left.get() - 1;
+        let left = self.calls_left.get().saturating_sub(1);
         self.calls_left.set(left);
         if left != 0 {
             return false;
@@ -126,14 +130,20 @@ impl EpochGate {
 mod tests {
     use super::*;
 
-    /// Runs `calls` calls of a gate `nanos_per_call` apart (from time
-    /// `start`) and returns, per clock read, its call number, its time and
-    /// whether it saw a new epoch.
+    /// Runs `calls` calls of a gate `nanos_per_call` apart and returns,
+    /// per clock read, its call number, its time and whether it saw a new
+    /// epoch.
     fn reads_at_steady_rate(nanos_per_call: u64, calls: u64) -> Vec<(u64, u64, bool)> {
+        reads_with_gaps(&[nanos_per_call], calls)
+    }
+
+    /// The same with the gaps between calls taken from `gaps` in turn.
+    fn reads_with_gaps(gaps: &[u64], calls: u64) -> Vec<(u64, u64, bool)> {
         let gate = EpochGate::new();
         let mut reads = Vec::new();
-        for call in 1..=calls {
-            let now = 1_000_000 + call * nanos_per_call;
+        let mut now = 1_000_000;
+        for (call, gap) in (1..=calls).zip(gaps.iter().cycle()) {
+            now += gap;
             let mut read = false;
             let new_epoch = gate.is_new_epoch(|| {
                 read = true;
@@ -167,6 +177,26 @@ mod tests {
     }
 
     #[test]
+    fn uneven_gaps_between_calls_do_not_blind_the_gate() {
+        // A short gap between two long ones says little of the rate: the
+        // gate must not aim hundreds of long gaps ahead from it. Each epoch
+        // is seen within two of the longest gaps of its start.
+        for gaps in [
+            &[100, 20_000][..],
+            &[50, 50, 30_000],
+            &[1_000, 9_000, 15_000, 100],
+        ] {
+            let longest = *gaps.iter().max().unwrap();
+            let reads = reads_with_gaps(gaps, 20_000);
+            let sightings: Vec<u64> = reads.iter().filter(|r| r.2).map(|r| r.1).collect();
+            for at in &sightings[1..] {
+                let late = at - epoch_start(epoch_of(*at));
+                assert!(late <= 2 * longest, "gaps {gaps:?}: seen {late} ns late");
+            }
+        }
+    }
+
+    #[test]
     fn many_calls_per_epoch_read_once_per_1024_calls_at_most() {
         // 10 ns a call: 3,277 calls an epoch. Reads at most 1024 calls apart,
         // and each epoch seen within 1024 calls of its start.
@@ -183,10 +213,12 @@ mod tests {
                 "seen {late} ns late"
             );
         }
-        // Far fewer reads than calls: about 4 an epoch.
+        // Far fewer reads than calls: about 5 an epoch (the stride at most
+        // doubling from the short one that found the epoch's start), where
+        // reads on calls 1, 3, 7, … after each new epoch made 12.
         let epochs = epoch_of(reads[reads.len() - 1].1) - epoch_of(reads[0].1) + 1;
         assert!(
-            reads.len() as u64 <= 5 * epochs,
+            reads.len() as u64 <= 6 * epochs,
             "{} reads, {epochs} epochs",
             reads.len()
         );

@@ -91,8 +91,8 @@ impl PollWatch {
     /// [`yield_point`](Self::yield_point) on `yield_if_busy()`'s fast path,
     /// which also counts the call for the worker's amortised idle check:
     /// returns `true` when the clock is due to be read (the gate's aim,
-    /// `epoch::calls_until_next_read`). Every `true` is followed by
-    /// [`gate_read`](Self::gate_read).
+    /// `epoch::calls_until_next_read`), and the caller then reads it and
+    /// re-arms the gate with [`gate_read`](Self::gate_read).
     #[inline(always)]
     pub(crate) fn fast_path_point(&self) -> bool {
         self.yield_point();

@@ -20,7 +20,7 @@ impl Core {
     }
 
     /// The fast path's amortised check, once its clock back-off says to
-    /// read the clock (`context::note_yield_point`): first, a child the
+    /// read the clock (`context::note_fast_path_point`): first, a child the
     /// running poll spawned without a notification is announced (with a
     /// worker idle the fast path lets the poll go on, so nobody else would:
     /// `worker/spawned.rs`); then, at the first read of
