@@ -45,8 +45,8 @@ pub(crate) fn epoch_start(epoch: u64) -> u64 {
 /// noticed at most 1024 calls late, as before the gates aimed their reads.
 pub(crate) const MAX_CALLS_BETWEEN_READS: u64 = 1024;
 
-/// After a clock read at time `now`, `calls` calls and `nanos` ns after
-/// the previous read: how many calls to let pass before the next read, so
+/// After a clock read at time `now`, `calls` calls after the previous read
+/// (at `last_read_at`): how many calls to let pass before the next read, so
 /// that it comes just after the next epoch begins at that rate of calls.
 /// At least 1, at most twice `calls` (the rate of a few calls says little:
 /// one short gap between two slow calls would otherwise aim a thousand
@@ -64,12 +64,12 @@ pub(crate) const MAX_CALLS_BETWEEN_READS: u64 = 1024;
 /// Under loom every read is followed by a read at the next call: the
 /// model's clock moves one epoch per read (`Shared::clock_nanos`), so that
 /// every read starts an epoch and the models take the amortised paths.
-pub(crate) fn calls_until_next_read(now: u64, calls: u64, nanos: u64) -> u64 {
+pub(crate) fn calls_until_next_read(now: u64, last_read_at: u64, calls: u64) -> u64 {
     if cfg!(loom) {
         return 1;
     }
     let calls = calls.max(1);
-    let nanos_per_call = (nanos / calls).max(1);
+    let nanos_per_call = (now.saturating_sub(last_read_at) / calls).max(1);
     let until_next_epoch = epoch_start(epoch_of(now) + 1) - now;
     until_next_epoch
         .div_ceil(nanos_per_call)
@@ -116,8 +116,7 @@ impl EpochGate {
             return false;
         }
         let now = now_nanos();
-        let since = now.saturating_sub(self.last_read_at.replace(now));
-        let stride = calls_until_next_read(now, self.stride.get(), since);
+        let stride = calls_until_next_read(now, self.last_read_at.replace(now), self.stride.get());
         self.stride.set(stride);
         self.calls_left.set(stride);
         let epoch = epoch_of(now);

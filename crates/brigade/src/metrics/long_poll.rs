@@ -107,11 +107,13 @@ impl PollWatch {
     }
 
     /// After a clock read of the idle check, at `now`: aims the next read
-    /// at the start of the next epoch.
+    /// at the start of the next epoch. Plain loads and stores, no
+    /// read-modify-write: only the owning worker touches the gate.
     pub(crate) fn gate_read(&self, now: u64) {
-        let last = self.gate_last_read_at.swap(now, Ordering::Relaxed);
+        let last_read_at = self.gate_last_read_at.load(Ordering::Relaxed);
+        self.gate_last_read_at.store(now, Ordering::Relaxed);
         let calls = self.gate_stride.load(Ordering::Relaxed);
-        let stride = crate::epoch::calls_until_next_read(now, calls, now.saturating_sub(last));
+        let stride = crate::epoch::calls_until_next_read(now, last_read_at, calls);
         self.gate_stride.store(stride, Ordering::Relaxed);
         self.gate_calls_left.store(stride, Ordering::Relaxed);
     }
