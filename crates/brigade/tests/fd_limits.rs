@@ -6,13 +6,20 @@
 //!   (the epoll instance, its eventfd waker, the watcher's wake pipe)
 //!   cannot be created, and `signal()` an error when its socket pair cannot;
 //! - a source the kernel refuses to register (`epoll_ctl` fails) is an
-//!   error to the caller, and the driver carries on.
+//!   error to the caller, and the driver carries on;
+//! - the monitor thread, judging a stuck worker from `/proc` at every
+//!   sample, never takes a descriptor the program frees (its files are
+//!   opened at `build` and read in place), and with none free a stuck
+//!   worker still gets its spare.
 
 mod child;
 mod common;
 
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, IntoRawFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use child::{exhaust_descriptors, in_child, lift_soft_limit};
 use common::TIMEOUT;
@@ -182,4 +189,103 @@ fn a_source_epoll_refuses_is_an_error_and_the_driver_carries_on() {
             assert_eq!(&buf, b"ok");
         });
     });
+}
+
+/// A poll that computes with no yield point until `stop` is set (or
+/// [`TIMEOUT`] passes): its worker is stuck, and runnable.
+async fn spin_until(stop: Arc<AtomicBool>) {
+    let deadline = Instant::now() + TIMEOUT;
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+        std::hint::spin_loop();
+    }
+}
+
+#[test]
+fn the_monitor_takes_no_descriptor_while_it_judges_a_stuck_worker() {
+    in_child(
+        "the_monitor_takes_no_descriptor_while_it_judges_a_stuck_worker",
+        || {
+            // No spare: the stuck worker stays uncovered, so the monitor
+            // judges it (its thread's state, the host's load) at every
+            // sample, each millisecond.
+            let rt = brigade::Builder::new()
+                .worker_threads(1)
+                .max_spare_workers(0)
+                .compensation_threshold(Some(Duration::from_millis(1)))
+                .long_poll_threshold(Some(Duration::from_millis(2)))
+                .build()
+                .expect("runtime");
+            let stop = Arc::new(AtomicBool::new(false));
+            let spinner = rt.spawn(spin_until(stop.clone()));
+            // Work waiting behind the stuck worker: the monitor judges only
+            // while some waits.
+            let waiting = rt.spawn(async { 7 });
+            let metrics = rt.metrics();
+            common::wait_until("the monitor sees the stuck worker", || {
+                metrics.long_polls() >= 1
+            });
+            let mut spare = exhaust_descriptors();
+            // One descriptor free, which this thread opens and closes again
+            // and again for a while: each open must get it.
+            spare.pop();
+            let (mut opens, mut refused) = (0u32, 0u32);
+            let until = Instant::now() + Duration::from_millis(1500);
+            while Instant::now() < until {
+                match std::fs::File::open("/dev/null") {
+                    Ok(file) => drop(file),
+                    Err(error) if is_emfile(&error) => refused += 1,
+                    Err(error) => panic!("opening /dev/null: {error}"),
+                }
+                opens += 1;
+            }
+            let still_stuck = !spinner.is_finished();
+            stop.store(true, Ordering::Relaxed);
+            drop(spare);
+            lift_soft_limit(libc::RLIMIT_NOFILE);
+            assert!(still_stuck, "the worker was stuck all along");
+            assert_eq!(
+                refused, 0,
+                "the runtime held the one free descriptor at {refused} of {opens} opens"
+            );
+            // The runtime carries on: the waiting task runs.
+            rt.block_on(bounded(async move {
+                spinner.await.unwrap();
+                assert_eq!(waiting.await.unwrap(), 7);
+            }));
+        },
+    );
+}
+
+#[test]
+fn a_stuck_worker_gets_a_spare_when_no_descriptor_is_free() {
+    in_child(
+        "a_stuck_worker_gets_a_spare_when_no_descriptor_is_free",
+        || {
+            let rt = brigade::Builder::new()
+                .worker_threads(1)
+                .compensation_threshold(Some(Duration::from_millis(1)))
+                .build()
+                .expect("runtime");
+            let open_after_build = open_descriptors();
+            // A blocking call by mistake on the only worker, while no
+            // descriptor is free: the spare that takes its place cannot
+            // open its own stat file, and serves without it.
+            let spare_descriptors = exhaust_descriptors();
+            let (release, stuck) = std::sync::mpsc::channel::<()>();
+            let blocked = rt.spawn(async move {
+                let _ = stuck.recv_timeout(TIMEOUT);
+            });
+            let answer = rt.block_on(bounded(rt.spawn(async { 6 * 7 })));
+            assert_eq!(answer.unwrap(), 42);
+            assert!(rt.metrics().compensations() >= 1, "a spare served");
+            release.send(()).unwrap();
+            rt.block_on(bounded(blocked)).unwrap();
+            drop(spare_descriptors);
+            lift_soft_limit(libc::RLIMIT_NOFILE);
+            // The spare thread holds no descriptor: its file never opened.
+            assert_eq!(open_descriptors(), open_after_build);
+            // And the runtime goes on with descriptors back.
+            assert_eq!(rt.block_on(rt.spawn(async { 5 })).unwrap(), 5);
+        },
+    );
 }

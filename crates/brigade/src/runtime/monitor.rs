@@ -49,11 +49,14 @@ use crate::metrics::long_poll::{LongPollDetector, Running};
 /// Starts the monitor thread.
 ///
 /// The monitor is set up here, on the thread that builds the runtime, not
-/// on its own thread: setting up reads the CPU count, and
-/// `available_parallelism` opens cgroup files for a moment. Done on the
-/// monitor thread, that happened at some unknown time after `build`
-/// returned, so a program that counts its descriptors (one that has just
-/// used them all up, say) could see one taken, then freed behind its back.
+/// on its own thread: setting up reads the CPU count
+/// (`available_parallelism` opens cgroup files for a moment) and opens
+/// `/proc/loadavg`, which the monitor then keeps open and reads in place.
+/// Done on the monitor thread, that happened at some unknown time after
+/// `build` returned, so a program that counts its descriptors (one that has
+/// just used them all up, say) could see one taken, then freed behind its
+/// back. While it runs, the monitor opens no file: the workers' stat files
+/// are open too (`compensation/stat_files.rs`).
 pub(crate) fn start(
     shared: Arc<Shared>,
     name: String,

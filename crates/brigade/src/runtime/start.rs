@@ -92,6 +92,15 @@ impl Runtime {
                 }
             }
         }
+        // Each worker opens the file the monitor reads its state from as
+        // it starts (`compensation/stat_files.rs`): waiting for them here
+        // means no file is opened after `build` returns.
+        #[cfg(not(loom))]
+        self.handle
+            .shared
+            .compensation
+            .stat_files()
+            .wait_primaries(num_workers);
         Ok(())
     }
 
@@ -199,6 +208,9 @@ fn spawn_worker(
     }
     thread.spawn(move || {
         let _exit = exit_signal;
+        // First, before the thread hooks' user code: `build` waits for it.
+        #[cfg(not(loom))]
+        shared.compensation.stat_files().open_own(index);
         let hooks_of = shared.clone();
         super::thread_hooks::run_thread(&hooks_of, || drop(Core::new(index, shared, local).run()));
     })

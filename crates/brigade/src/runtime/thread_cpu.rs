@@ -9,20 +9,23 @@
 //!   `pthread_getcpuclockid` and `clock_gettime`, which work on another
 //!   thread's clock too. Where it is unknown, a covered stretch is charged
 //!   in full, as it may have been a CPU loop.
-//! - **The kernel's view of a thread** ([`read_state`],
-//!   [`runnable_on_host`]), for telling a blocked worker from one that
+//! - **The kernel's view of a thread** ([`ProcFile::thread_state`],
+//!   [`ProcFile::runnable_on_host`]), for telling a blocked worker from one that
 //!   waits for a CPU (`compensation/decide.rs`): whether a thread is
 //!   blocked (sleeping in a system call or a wait) or runnable (running, or
 //!   waiting for a CPU), and how many threads on the host are runnable.
-//!   Read from `/proc/self/task/TID/stat` and `/proc/loadavg`; when a file
-//!   cannot be read the answers are unknown, and callers fall back to
-//!   judging by wall time alone. Each reading opens and reads a small file
-//!   (a few microseconds), so the monitor reads only for a worker already
-//!   stuck past the compensation threshold. The monitor thread is the only
-//!   reader, so these are left out under loom.
+//!   Read from `/proc/self/task/TID/stat` and `/proc/loadavg` through
+//!   [`ProcFile`]s: each file is opened once (`/proc/loadavg` as the
+//!   runtime is built, a thread's stat file as the thread starts, see
+//!   `compensation/stat_files.rs`) and read again in place with `pread`, so
+//!   that reading takes no file descriptor: a program that has used up its
+//!   descriptors never sees one taken and given back behind its back. When
+//!   a file could not be opened or read the answers are unknown, and
+//!   callers fall back to judging by wall time alone. The monitor thread is
+//!   the only reader, so these are left out under loom.
 
 /// A thread's CPU clock, readable from any thread while that thread lives,
-/// and the thread's kernel id (for [`read_state`]).
+/// and the thread's kernel id (for [`ProcFile::thread_stat`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ThreadClock {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -122,16 +125,85 @@ pub(crate) enum ThreadState {
     Unknown,
 }
 
-/// The state of thread `tid` of this process (a kernel thread id, as
-/// `gettid` returns it).
+/// A file of `/proc`, opened once and read again from its start at each
+/// reading (`pread` at offset 0, into the caller's buffer): the kernel
+/// writes the file's text anew for each read from offset 0, so a reading
+/// opens nothing. A thread's stat file stays bound to its thread: once the
+/// thread has exited, reading fails (`ESRCH`), even if the kernel has
+/// given its id to a new thread since.
 #[cfg(not(loom))]
-pub(crate) fn read_state(tid: i32) -> ThreadState {
+#[derive(Debug)]
+pub(crate) struct ProcFile {
     #[cfg(target_os = "linux")]
-    if let Ok(stat) = std::fs::read(format!("/proc/self/task/{tid}/stat")) {
-        return parse_stat(&stat);
+    file: std::fs::File,
+}
+
+/// The buffer a [`ProcFile`] is read into: the state letter of a stat line
+/// is within its first 40 bytes or so (`pid (comm) S`, with a command name
+/// of at most 15 bytes), and `/proc/loadavg` is about 30 bytes long.
+#[cfg(not(loom))]
+pub(crate) type ProcBuf = [u8; 256];
+
+#[cfg(not(loom))]
+impl ProcFile {
+    /// Opens `/proc/loadavg`.
+    pub(crate) fn loadavg() -> std::io::Result<ProcFile> {
+        ProcFile::open("/proc/loadavg")
     }
-    let _ = tid;
-    ThreadState::Unknown
+
+    /// Opens the stat file of thread `tid` of this process (a kernel
+    /// thread id, as `gettid` returns it).
+    pub(crate) fn thread_stat(tid: i32) -> std::io::Result<ProcFile> {
+        ProcFile::open(&format!("/proc/self/task/{tid}/stat"))
+    }
+
+    #[cfg(target_os = "linux")]
+    fn open(path: &str) -> std::io::Result<ProcFile> {
+        Ok(ProcFile {
+            file: std::fs::File::open(path)?,
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn open(_path: &str) -> std::io::Result<ProcFile> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// The file's text now, as much of it as fits in `buf`; `None` if it
+    /// cannot be read (the thread has exited, say).
+    #[cfg(target_os = "linux")]
+    fn read<'b>(&self, buf: &'b mut ProcBuf) -> Option<&'b [u8]> {
+        use std::os::unix::fs::FileExt;
+        let mut len = 0;
+        while len < buf.len() {
+            match self.file.read_at(&mut buf[len..], len as u64) {
+                Ok(0) => break,
+                Ok(read) => len += read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        (len > 0).then_some(&buf[..len])
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn read<'b>(&self, _buf: &'b mut ProcBuf) -> Option<&'b [u8]> {
+        None
+    }
+
+    /// What the kernel says the thread of this stat file is doing.
+    pub(crate) fn thread_state(&self, buf: &mut ProcBuf) -> ThreadState {
+        self.read(buf).map_or(ThreadState::Unknown, parse_stat)
+    }
+
+    /// Threads runnable on the whole host right now (running or waiting
+    /// for a CPU, the caller included), if known: the fourth field of
+    /// `/proc/loadavg`, `runnable/total`. For the file of
+    /// [`loadavg`](Self::loadavg).
+    pub(crate) fn runnable_on_host(&self, buf: &mut ProcBuf) -> Option<usize> {
+        let text = self.read(buf)?;
+        parse_loadavg(std::str::from_utf8(text).ok()?)
+    }
 }
 
 /// The state in a `/proc/.../stat` line: `pid (comm) S ...`. The command
@@ -153,18 +225,6 @@ fn parse_stat(stat: &[u8]) -> ThreadState {
         // Dead (`X`, `Z`) or unknown letters.
         _ => ThreadState::Unknown,
     }
-}
-
-/// Threads runnable on the whole host right now (running or waiting for a
-/// CPU, the caller included), if known: the fourth field of
-/// `/proc/loadavg`, `runnable/total`.
-#[cfg(not(loom))]
-pub(crate) fn runnable_on_host() -> Option<usize> {
-    #[cfg(target_os = "linux")]
-    if let Ok(loadavg) = std::fs::read_to_string("/proc/loadavg") {
-        return parse_loadavg(&loadavg);
-    }
-    None
 }
 
 #[cfg(not(loom))]
@@ -193,12 +253,15 @@ mod tests {
     }
 
     /// Reads `tid`'s state until it is `expected`, for at most 10 s (a
-    /// thread reaches its wait or its loop a moment after it says so).
+    /// thread reaches its wait or its loop a moment after it says so),
+    /// through one stat file read again and again.
     #[cfg(target_os = "linux")]
     fn eventually(tid: i32, expected: ThreadState) -> ThreadState {
         let deadline = Instant::now() + Duration::from_secs(10);
+        let stat = ProcFile::thread_stat(tid).unwrap();
+        let mut buf = [0; 256];
         loop {
-            let state = read_state(tid);
+            let state = stat.thread_state(&mut buf);
             if state == expected || Instant::now() > deadline {
                 return state;
             }
@@ -210,8 +273,9 @@ mod tests {
     #[test]
     fn a_thread_blocked_on_a_channel_is_blocked_and_a_spinning_one_runnable() {
         let own = ThreadClock::current().tid().unwrap();
+        let mut buf = [0; 256];
         assert_eq!(
-            read_state(own),
+            ProcFile::thread_stat(own).unwrap().thread_state(&mut buf),
             ThreadState::Runnable,
             "reading, so running"
         );
@@ -249,7 +313,32 @@ mod tests {
         release.send(()).unwrap();
         blocked.join().unwrap();
         spinner.join().unwrap();
-        assert!(runnable_on_host().is_some_and(|runnable| runnable >= 1));
+        let loadavg = ProcFile::loadavg().unwrap();
+        assert!(
+            loadavg
+                .runnable_on_host(&mut buf)
+                .is_some_and(|runnable| runnable >= 1)
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_stat_file_reads_its_own_thread_until_it_exits() {
+        let (tids, tid) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            tids.send(ThreadClock::current().tid().unwrap()).unwrap();
+            let _ = released.recv_timeout(Duration::from_secs(60));
+        });
+        let tid = tid.recv_timeout(Duration::from_secs(60)).unwrap();
+        let stat = ProcFile::thread_stat(tid).unwrap();
+        let mut buf = [0; 256];
+        assert_ne!(stat.thread_state(&mut buf), ThreadState::Unknown);
+        release.send(()).unwrap();
+        thread.join().unwrap();
+        // Joined: the thread is gone, and its open file says so (it never
+        // reads another thread that got the same id).
+        assert_eq!(stat.thread_state(&mut buf), ThreadState::Unknown);
     }
 
     #[cfg(target_os = "linux")]

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use super::MonitorCover;
 use crate::metrics::long_poll::Running;
 use crate::runtime::Shared;
-use crate::runtime::thread_cpu::{self, ThreadClock, ThreadState};
+use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadState};
 
 /// Covers every slot stuck in one stretch for at least `threshold`, while
 /// work waits and no worker is idle to take it, and starts spares for them
@@ -101,8 +101,12 @@ pub(crate) fn compensate(
 /// CPU (the rule is on [`StuckJudge`]). Reports the stretches it leaves
 /// uncompensated, once per stretch and verdict.
 fn spare_helps(shared: &Shared, judge: &mut StuckJudge, stretch: &Running, now: Instant) -> bool {
-    let clock = shared.compensation.clock(stretch.slot);
-    let (verdict, news) = judge.judge(stretch.slot, stretch.seq, clock, now);
+    let compensation = &shared.compensation;
+    let state = compensation
+        .stat_files()
+        .thread_state(stretch.slot, &mut judge.buf);
+    let cpu_nanos = compensation.clock(stretch.slot).read();
+    let (verdict, news) = judge.judge(stretch.slot, stretch.seq, state, cpu_nanos, now);
     if news {
         let stuck_ms = stretch.ran_for.as_millis() as u64;
         match verdict {
@@ -198,36 +202,59 @@ struct Probe {
 /// under a quota it tends to find no idle CPU, and leaves CPU-bound
 /// stretches uncompensated.
 ///
+/// The files it reads are open already: the threads' stat files
+/// (`stat_files.rs`), and `/proc/loadavg`, opened by [`new`](Self::new)
+/// as the runtime is built. Without `/proc/loadavg` (no descriptor was left
+/// then, or no `/proc`) the host is taken to have no idle CPU, so CPU-bound
+/// stretches go uncompensated, as under a container's CPU quota.
+///
 /// Single-threaded: owned by the monitor thread, one probe per slot.
 pub(crate) struct StuckJudge {
     probes: Box<[Option<Probe>]>,
     /// CPUs this process may use.
     cpus: usize,
+    loadavg: Option<ProcFile>,
+    /// Where the files are read into, reused by every reading.
+    pub(super) buf: ProcBuf,
 }
 
 impl StuckJudge {
-    /// A judge for `num_slots` worker slots.
+    /// A judge for `num_slots` worker slots. Call it where the runtime is
+    /// built: it opens `/proc/loadavg` (and `available_parallelism` reads
+    /// cgroup files), which must not happen once the runtime runs.
     pub(crate) fn new(num_slots: usize) -> Self {
+        let loadavg = ProcFile::loadavg()
+            .inspect_err(|error| {
+                if cfg!(target_os = "linux") {
+                    tracing::warn!(
+                        target: "brigade::compensation",
+                        %error,
+                        "could not open /proc/loadavg; compensation takes the host to \
+                         have no idle CPU, and leaves CPU-bound stuck workers without a spare"
+                    );
+                }
+            })
+            .ok();
         StuckJudge {
             probes: vec![None; num_slots].into_boxed_slice(),
             cpus: std::thread::available_parallelism().map_or(1, |cpus| cpus.get()),
+            loadavg,
+            buf: [0; 256],
         }
     }
 
-    /// Judges stretch `seq` of `slot`, whose thread has the clock `clock`,
-    /// at `now` (see the type's rule). Returns the verdict and whether it
-    /// is news: the first of its kind for this stretch.
+    /// Judges stretch `seq` of `slot`, whose thread is in `state` and has
+    /// used `cpu_nanos` of CPU (if known), at `now` (see the type's rule).
+    /// Returns the verdict and whether it is news: the first of its kind
+    /// for this stretch.
     pub(crate) fn judge(
         &mut self,
         slot: usize,
         seq: u64,
-        clock: ThreadClock,
+        state: ThreadState,
+        cpu_nanos: Option<u64>,
         now: Instant,
     ) -> (Verdict, bool) {
-        let state = clock
-            .tid()
-            .map_or(ThreadState::Unknown, thread_cpu::read_state);
-        let cpu_nanos = clock.read();
         let previous = self.probes[slot].take().filter(|probe| probe.seq == seq);
         let (ThreadState::Runnable, Some(cpu_nanos)) = (state, cpu_nanos) else {
             return (Verdict::Blocked, true);
@@ -246,7 +273,7 @@ impl StuckJudge {
         (verdict, news)
     }
 
-    fn runnable_verdict(&self, previous: Probe, now: Instant, cpu_nanos: u64) -> Verdict {
+    fn runnable_verdict(&mut self, previous: Probe, now: Instant, cpu_nanos: u64) -> Verdict {
         let wall = now.saturating_duration_since(previous.at);
         let on_cpu = Duration::from_nanos(cpu_nanos.saturating_sub(previous.cpu_nanos));
         if on_cpu < wall / 2 {
@@ -261,42 +288,56 @@ impl StuckJudge {
     /// Whether a CPU is idle: fewer threads runnable on the host than CPUs
     /// this process may use, once the monitor (runnable while it reads, and
     /// about to sleep) is left out.
-    fn host_has_idle_cpu(&self) -> bool {
-        thread_cpu::runnable_on_host().is_some_and(|runnable| runnable <= self.cpus)
+    fn host_has_idle_cpu(&mut self) -> bool {
+        let Some(loadavg) = &self.loadavg else {
+            return false;
+        };
+        loadavg
+            .runnable_on_host(&mut self.buf)
+            .is_some_and(|runnable| runnable <= self.cpus)
     }
 }
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use crate::runtime::thread_cpu::ThreadClock;
 
     #[test]
     fn a_running_thread_is_judged_at_its_second_sample() {
         let mut judge = StuckJudge::new(2);
         let clock = ThreadClock::current();
+        // This thread, read as the monitor reads a stuck worker.
+        let running = |judge: &mut StuckJudge, seq, at| {
+            judge.judge(0, seq, ThreadState::Runnable, clock.read(), at)
+        };
         let start = Instant::now();
-        assert_eq!(judge.judge(0, 1, clock, start), (Verdict::Undecided, true));
+        assert_eq!(running(&mut judge, 1, start), (Verdict::Undecided, true));
         // A wall time far longer than the CPU time used since: descheduled.
         let later = start + Duration::from_secs(3600);
+        assert_eq!(running(&mut judge, 1, later), (Verdict::Descheduled, true));
         assert_eq!(
-            judge.judge(0, 1, clock, later),
-            (Verdict::Descheduled, true)
-        );
-        assert_eq!(
-            judge.judge(0, 1, clock, later + Duration::from_secs(3600)),
+            running(&mut judge, 1, later + Duration::from_secs(3600)),
             (Verdict::Descheduled, false),
             "reported once per stretch"
         );
         // A new stretch starts over.
-        assert_eq!(judge.judge(0, 3, clock, later), (Verdict::Undecided, true));
+        assert_eq!(running(&mut judge, 3, later), (Verdict::Undecided, true));
         // On the CPU for the whole (zero-length) wall time: CPU-bound.
-        let (verdict, _) = judge.judge(0, 3, clock, later);
+        let (verdict, _) = running(&mut judge, 3, later);
         assert!(matches!(
             verdict,
             Verdict::CpuBoundIdleCpu | Verdict::CpuBoundHostFull
         ));
-        // No thread to read: as blocked, compensated.
-        let (verdict, _) = judge.judge(1, 1, ThreadClock::NONE, start);
-        assert!(verdict.compensates());
+        // A blocked thread, or one whose state or clock is unknown:
+        // compensated.
+        for (state, cpu) in [
+            (ThreadState::Blocked, Some(0)),
+            (ThreadState::Unknown, Some(0)),
+            (ThreadState::Runnable, None),
+        ] {
+            let (verdict, _) = judge.judge(1, 1, state, cpu, start);
+            assert!(verdict.compensates());
+        }
     }
 }

@@ -4,9 +4,10 @@
 //! `spare.rs` (the spare slots' states, starting a spare, stepping down,
 //! resting, and the spare threads) and `decide.rs` (the monitor's decision
 //! to cover a stuck worker, and the judge that tells a blocked worker from
-//! a descheduled one). It reads the OS through `runtime/thread_cpu.rs`; the
-//! monitor thread (`runtime/monitor.rs`) and `Core::block_in_place`
-//! (`runtime/worker.rs`) call it.
+//! a descheduled one), plus `stat_files.rs` (each slot's thread's stat
+//! file, opened as the thread starts). It reads the OS through
+//! `runtime/thread_cpu.rs`; the monitor thread (`runtime/monitor.rs`) and
+//! `Core::block_in_place` (`runtime/worker.rs`) call it.
 //!
 //! ## Slots
 //! A runtime has `workers + max_spares` worker *slots*. Each slot has a
@@ -182,6 +183,9 @@ pub(crate) struct Compensation<D> {
     changed: Condvar,
     /// Spares started so far (statistics: no protocol reads it).
     started: std::sync::atomic::AtomicU64,
+    /// Each slot's thread's stat file, for the monitor's judge.
+    #[cfg(not(loom))]
+    stat_files: stat_files::StatFiles,
 }
 
 impl<D> Compensation<D> {
@@ -207,7 +211,15 @@ impl<D> Compensation<D> {
             spares: Mutex::new(Spares::new(spare_locals)),
             changed: Condvar::new(),
             started: std::sync::atomic::AtomicU64::new(0),
+            #[cfg(not(loom))]
+            stat_files: stat_files::StatFiles::new(workers, max_spares),
         }
+    }
+
+    /// Each slot's thread's stat file (`stat_files.rs`).
+    #[cfg(not(loom))]
+    pub(crate) fn stat_files(&self) -> &stat_files::StatFiles {
+        &self.stat_files
     }
 
     /// The index of the first spare slot (= the number of primaries).
@@ -459,6 +471,8 @@ impl<D> Compensation<D> {
 #[cfg(not(loom))]
 pub(crate) mod decide;
 pub(crate) mod spare;
+#[cfg(not(loom))]
+pub(crate) mod stat_files;
 
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -345,13 +345,20 @@ fn spawn(
 /// A spare thread's body: serve, rest, serve again, until the keep-alive
 /// runs out or the runtime shuts down.
 fn run(shared: Arc<Shared>, slot: usize, local: LocalQueue<Runnable>) {
-    struct Exited<'a>(&'a Shared);
+    #[cfg_attr(loom, allow(dead_code))] // The slot closes its stat file, which loom leaves out.
+    struct Exited<'a>(&'a Shared, usize);
     impl Drop for Exited<'_> {
         fn drop(&mut self) {
+            #[cfg(not(loom))]
+            self.0.compensation.stat_files().close(self.1);
             self.0.compensation.thread_exited();
         }
     }
-    let _exited = Exited(&shared);
+    // The file the monitor reads this thread's state from, held while the
+    // thread lives (`stat_files.rs`).
+    #[cfg(not(loom))]
+    shared.compensation.stat_files().open_own(slot);
+    let _exited = Exited(&shared, slot);
     // Between the thread hooks, so that shutdown waits for the stop hook.
     crate::runtime::thread_hooks::run_thread(&shared, || serve(&shared, slot, local));
 }
