@@ -1,6 +1,9 @@
 //! Readiness types for brigade's sockets: [`Interest`] (what a task waits
 //! for) and [`Ready`] (what the reactor reported), used by the sockets'
-//! `ready`, `try_io` and `async_io` methods.
+//! `ready`, `try_io` and `async_io` methods; and the process's standard
+//! streams, [`stdin`], [`stdout`] and [`stderr`], in place of tokio's
+//! (which need tokio's runtime: inside brigade they panic with "there is no
+//! reactor running").
 //!
 //! Reading and writing use tokio's or `futures_io`'s traits, which the
 //! sockets implement: tokio's `AsyncReadExt`/`AsyncWriteExt` (add tokio,
@@ -14,5 +17,7 @@
 
 pub(crate) mod poll_evented;
 mod ready;
+mod stdio;
 
 pub use ready::{Interest, Ready};
+pub use stdio::{Stderr, Stdin, Stdout, stderr, stdin, stdout};
