@@ -9,9 +9,9 @@
 #
 # Default binary: target/release/examples/kv (built if missing); default
 # window: 3 s. Needs prlimit (util-linux) and python3. Also samples the
-# server's open descriptors through the window: with the table full they
-# stay at the limit (the runtime opens no file as it runs, so it takes none
-# that a client's close frees).
+# server's open descriptors through the window: with the table full the
+# count stays the same (the runtime opens no file as it runs). A count one
+# above the limit is a descriptor the server inherited above it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kv=${1:-target/release/examples/kv}
