@@ -315,6 +315,12 @@ fn expand_function(kind: Kind, config: &Config, function: ItemFn) -> TokenStream
         .krate
         .as_ref()
         .map_or_else(|| quote! { ::brigade }, ToTokens::to_token_stream);
+    let constructor = match config.flavor(kind) {
+        args::Flavor::CurrentThread => {
+            quote_spanned! {config.flavor_span()=> #krate::runtime::Builder::new_current_thread() }
+        }
+        args::Flavor::MultiThread => quote! { #krate::Builder::new() },
+    };
     let worker_threads = config
         .worker_count(kind)
         .map(|count| quote_spanned! {count.span()=> .worker_threads(#count) });
@@ -347,7 +353,7 @@ fn expand_function(kind: Kind, config: &Config, function: ItemFn) -> TokenStream
     );
     let run = quote_spanned! {site=>
         {
-            let runtime = #krate::Builder::new()
+            let runtime = #constructor
                 #worker_threads
                 #start_paused
                 .build()

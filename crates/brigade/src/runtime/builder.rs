@@ -433,7 +433,20 @@ impl Builder {
     /// Validates the settings and starts the runtime's worker threads.
     pub fn build(&mut self) -> Result<Runtime, BuildError> {
         let workers = self.resolved_worker_threads()?;
-        let spares = self.max_spare_workers.unwrap_or(workers);
+        // A current-thread runtime has no spare workers: nothing runs its
+        // tasks but the thread in `block_on` (`Builder::new_current_thread`).
+        let spares = if self.current_thread {
+            0
+        } else {
+            self.max_spare_workers.unwrap_or(workers)
+        };
+        if self.current_thread && self.driver_thread {
+            return Err(BuildError::setting(
+                "driver_thread",
+                "is not available on a current-thread runtime, whose thread in `block_on` \
+                 polls I/O and timers itself; use `Builder::new_multi_thread()`",
+            ));
+        }
         if spares > MAX_WORKERS - workers {
             return Err(BuildError::setting(
                 "max_spare_workers",

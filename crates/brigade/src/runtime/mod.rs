@@ -40,6 +40,7 @@ mod blocking;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
+pub(crate) mod current_thread;
 mod enter;
 mod flavor;
 pub(crate) mod idle;
@@ -394,6 +395,12 @@ impl Handle {
     /// [`Runtime::block_on`].
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        if self.shared.current_thread.is_some() {
+            let shared = self.shared.clone();
+            return context::run_block_on(self.clone(), || {
+                current_thread::block_on(&shared, future)
+            });
+        }
         let driver = self.shared.driver.clone();
         context::run_block_on(self.clone(), || drive(future, driver))
     }

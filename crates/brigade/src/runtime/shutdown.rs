@@ -218,6 +218,10 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
     shared.idle.notify_all(); // 3
     shared.compensation.close();
     shared.admission.wake_monitor();
+    if let Some(slot) = &shared.current_thread {
+        // 4, for a current-thread worker no `block_on` drives.
+        slot.drop_idle_tasks();
+    }
     let monitor = threads.monitor.take();
     let fallback = threads.fallback.take();
     if !threads.wait_stopped(deadline) || !wait_spares_stopped(shared, deadline) {

@@ -58,6 +58,7 @@
 //! `worker/yielded.rs` (how a worker takes it back). A busy
 //! worker's check that an idle worker serves: `worker/unserved.rs`.
 
+mod block_on;
 pub(crate) mod run_next;
 mod spawned;
 mod steal;
@@ -174,6 +175,13 @@ pub(crate) struct Core {
     idle_check_epoch: Cell<u64>,
     /// What this worker saw at its previous check that the driver is served.
     unserved: UnservedProbe,
+    /// On a current-thread runtime, the signal of the `block_on` future
+    /// this worker's loop also polls (`worker/block_on.rs`); `None` on a
+    /// worker thread.
+    block_on: Option<Arc<super::current_thread::MainSignal>>,
+    /// A task's `yield_if_busy()` gave way to the woken `block_on` future:
+    /// the loop polls that future before its next task.
+    yield_to_main: Cell<bool>,
 }
 
 impl Core {
@@ -207,7 +215,27 @@ impl Core {
             others_seen: RefCell::new(Vec::new()),
             idle_check_epoch: Cell::new(u64::MAX),
             unserved: UnservedProbe::default(),
+            block_on: None,
+            yield_to_main: Cell::new(false),
         }
+    }
+
+    /// The core of a current-thread runtime's one worker, run by the
+    /// thread in `block_on`, which also polls the future of `signal`
+    /// (`worker/block_on.rs`).
+    pub(crate) fn for_block_on(
+        shared: Arc<Shared>,
+        local: LocalQueue<Runnable>,
+        signal: Arc<super::current_thread::MainSignal>,
+    ) -> Self {
+        let mut core = Core::new(0, shared, local);
+        core.block_on = Some(signal);
+        core
+    }
+
+    /// The worker's deque, once its loop is over.
+    pub(crate) fn into_local(self) -> LocalQueue<Runnable> {
+        self.local
     }
 
     pub(crate) fn index(&self) -> usize {
@@ -367,6 +395,9 @@ impl Core {
     /// `block_in_place`: runs `f` (which may block) in the current poll,
     /// with a spare worker serving in this worker's place meanwhile.
     pub(crate) fn block_in_place<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.block_on.is_some() {
+            block_on::block_in_place_on_current_thread();
+        }
         if self.in_block_in_place.replace(true) {
             // Nested: the outer call has handed off already.
             return f();
@@ -703,7 +734,8 @@ impl Core {
         // sleep with the cover (see `Compensation::cover_running`): it goes
         // round the loop and ends the cover here.
         let has_work = || {
-            shared.has_waiting_work_for(self.index, || shared.clock_nanos())
+            self.main_is_woken()
+                || shared.has_waiting_work_for(self.index, || shared.clock_nanos())
                 || shared.admission.has_work_for_idle_worker()
                 || shared.is_shutdown()
                 || shared.compensation.is_covered(self.index)
