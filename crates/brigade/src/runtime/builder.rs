@@ -45,7 +45,8 @@ pub struct Builder {
     pub(crate) tokio_compat: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat_threads: usize,
-    /// `new_current_thread`: one worker, whatever `worker_threads` says.
+    /// `new_current_thread`: one worker, whatever `worker_threads` says,
+    /// run by the thread in `block_on` (`runtime/current_thread.rs`).
     pub(crate) current_thread: bool,
     /// `on_thread_start` / `on_thread_stop` (`thread_hooks.rs`).
     pub(crate) thread_hooks: super::thread_hooks::ThreadHooks,
