@@ -73,13 +73,15 @@ async fn tasks_take_turns_in_spawn_order_while_the_body_yields() {
         let (a, b, c) = (record("a"), record("b"), record("c"));
         let first = brigade::spawn(async move {
             a();
-            brigade::spawn(async move { c() })
+            // Not awaited here: the child only goes to the back of the queue.
+            let child = brigade::spawn(async move { c() });
+            Some(child)
         });
         let second = brigade::spawn(async move { b() });
         record("body")();
         brigade::yield_now().await;
         assert_eq!(*order.lock().unwrap(), ["body", "a", "b", "c"]);
-        first.await.unwrap().await.unwrap();
+        first.await.unwrap().unwrap().await.unwrap();
         second.await.unwrap();
     })
     .await;

@@ -91,6 +91,11 @@ impl CurrentThread {
 /// once. The `block_on` thread consumes the flag ([`take_woken`]) before
 /// each poll of the future and then releases the wake's hold.
 ///
+/// A wake on the `block_on` thread itself skips both unparks: that thread
+/// is running, and every path from there to a park looks at `woken` first
+/// (the loop, `wait_for_work`'s re-check; a driver park returns after the
+/// harvest that dispatched the wake, without waiting again).
+///
 /// No wake is lost: the flag is set before either unpark. The worker reads
 /// it after counting itself idle (`Core::wait_for_work`'s re-check) and
 /// parks on its `Parker`, whose one-slot flag, set under its mutex, keeps
@@ -155,8 +160,14 @@ impl Wake for MainSignal {
             self.shared.driver.release_hold();
             return;
         }
-        self.shared.idle.unpark(0);
-        self.thread.unpark();
+        // A wake from the `block_on` thread itself (a task or the future
+        // waking it, an event it dispatched) finds it running: it looks at
+        // the flag before it parks again. Skipping the unparks spares the
+        // parker's mutex on the common, same-thread wake.
+        if thread::current().id() != self.thread.id() {
+            self.shared.idle.unpark(0);
+            self.thread.unpark();
+        }
     }
 }
 

@@ -57,10 +57,10 @@ impl Core {
             if self.shared.is_shutdown() {
                 break None;
             }
-            if std::mem::take(&mut first) || signal.take_woken() {
-                if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-                    break Some(output);
-                }
+            if (std::mem::take(&mut first) || signal.take_woken())
+                && let Poll::Ready(output) = future.as_mut().poll(&mut cx)
+            {
+                break Some(output);
             }
             if self.run_turn() && !signal.is_woken() {
                 self.wait_for_work();
