@@ -88,7 +88,8 @@ async fn tasks_take_turns_in_spawn_order_while_the_body_yields() {
 }
 
 /// A spawn through a `Handle` on another thread, while the body waits with
-/// the worker parked, reaches it: the remote spawn unparks `block_on`.
+/// the worker parked, reaches it: the remote spawn alone unparks
+/// `block_on` (only the spawned task wakes the body).
 #[test]
 fn a_remote_spawn_wakes_a_parked_block_on() {
     with_timeout(TIMEOUT_SECS, || {
@@ -99,15 +100,11 @@ fn a_remote_spawn_wakes_a_parked_block_on() {
         let spawner = std::thread::spawn(move || {
             // Until `block_on` has parked at least once.
             common::wait_until("block_on parks", || metrics.total_parks() > 0);
-            let task = handle.spawn(async { std::thread::current().id() });
-            sender.send(task);
+            drop(handle.spawn(async move { sender.send(std::thread::current().id()) }));
         });
-        let ran_on = rt.block_on(async {
-            let task = receiver.recv().await.unwrap();
-            task.await.unwrap()
-        });
+        let ran_on = rt.block_on(receiver.recv());
         spawner.join().unwrap();
-        assert_eq!(ran_on, std::thread::current().id());
+        assert_eq!(ran_on, Some(std::thread::current().id()));
     });
 }
 
@@ -325,4 +322,32 @@ fn a_driver_thread_is_refused_with_the_setting_named() {
         .build()
         .unwrap_err();
     assert!(error.to_string().contains("driver_thread"), "{error}");
+}
+
+/// A `block_on` whose future panics gives the worker back in a state the
+/// next `block_on` can park and be woken in (no stale "searching" count
+/// that would make a remote spawn skip the wake-up).
+#[test]
+fn a_block_on_that_panicked_leaves_the_worker_usable() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = current_thread();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(async {
+                brigade::yield_now().await;
+                panic!("the body panics after a turn of the loop");
+            })
+        }));
+        assert!(panicked.is_err());
+        let handle = rt.handle().clone();
+        let metrics = rt.metrics();
+        let parks = metrics.total_parks();
+        let (sender, mut receiver) = channel();
+        let spawner = std::thread::spawn(move || {
+            common::wait_until("block_on parks", || metrics.total_parks() > parks);
+            drop(handle.spawn(async move { sender.send(5) }));
+        });
+        let answer = rt.block_on(receiver.recv());
+        spawner.join().unwrap();
+        assert_eq!(answer, Some(5));
+    });
 }

@@ -232,6 +232,7 @@ fn drive<F: Future>(
             let Some(core) = self.core.take() else {
                 return;
             };
+            core.leave_block_on();
             let local = core.into_local();
             if self.shared.is_shutdown() {
                 while let Some(runnable) = local.pop() {

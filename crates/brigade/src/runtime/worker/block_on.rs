@@ -53,24 +53,29 @@ impl Core {
         let waker = Waker::from(signal.clone());
         let mut cx = Context::from_waker(&waker);
         let mut first = true;
-        let output = loop {
+        loop {
             if self.shared.is_shutdown() {
-                break None;
+                return None;
             }
             if (std::mem::take(&mut first) || signal.take_woken())
                 && let Poll::Ready(output) = future.as_mut().poll(&mut cx)
             {
-                break Some(output);
+                return Some(output);
             }
             if self.run_turn() && !signal.is_woken() {
                 self.wait_for_work();
             }
-        };
-        // The next `block_on` starts its own search.
+        }
+    }
+
+    /// After [`drive_block_on`](Self::drive_block_on) returned or unwound
+    /// (the future panicked): a worker still counted as searching stops,
+    /// or `Idle::notify_one` would take it for a searcher for good, and
+    /// the next `block_on` would never be woken by a remote spawn.
+    pub(crate) fn leave_block_on(&self) {
         if self.searching.replace(false) {
             self.shared.idle.end_search();
         }
-        output
     }
 
     /// Runs one turn of tasks (step 2). Returns `true` if it found no task
