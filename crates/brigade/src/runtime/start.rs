@@ -189,7 +189,11 @@ fn scheduler_config(builder: &Builder) -> SchedulerConfig {
     SchedulerConfig {
         latency_sample_every: builder.latency_sample_every,
         long_poll_threshold: builder.long_poll_threshold,
-        compensation_threshold: builder.compensation_threshold,
+        // A current-thread runtime has no spare to start: the monitor does
+        // not watch for stuck workers (nor poll the driver for them).
+        compensation_threshold: builder
+            .compensation_threshold
+            .filter(|_| !builder.current_thread),
         spare_keep_alive: builder.thread_keep_alive,
         demote_background: builder.demote_background,
         max_yield_delay: builder.max_yield_delay,

@@ -110,8 +110,10 @@ pub async fn advance(duration: Duration) {
     drop(driver);
     let on_worker = context::with_current_worker(|core| core.is_some());
     if on_worker {
-        // Woken from here, the timers' tasks are in the injector, and a
-        // self-wake makes this worker look there first.
+        // Woken from here, the timers' tasks are in this worker's deque or
+        // the injector, and a self-wake makes this worker look there first
+        // (on a current-thread runtime, the body is on the worker: its
+        // yield lets every woken task run before it goes on, as on tokio).
         crate::yield_now().await;
     } else {
         // A `block_on` thread (`#[brigade::test]`'s body): the timers' tasks
