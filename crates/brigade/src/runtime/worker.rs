@@ -1,4 +1,6 @@
-//! A worker thread: its run loop and where it looks for work.
+//! A worker thread: its run loop and where it looks for work. (On a
+//! current-thread runtime the thread in `block_on` runs this loop, taking
+//! turns with its future: `worker/block_on.rs`.)
 //!
 //! ## Where a worker looks, in order ([`Core::next_task`])
 //! 1. Every [`GLOBAL_QUEUE_INTERVAL`] ticks, the injector first, so tasks
@@ -218,24 +220,6 @@ impl Core {
             block_on: None,
             yield_to_main: Cell::new(false),
         }
-    }
-
-    /// The core of a current-thread runtime's one worker, run by the
-    /// thread in `block_on`, which also polls the future of `signal`
-    /// (`worker/block_on.rs`).
-    pub(crate) fn for_block_on(
-        shared: Arc<Shared>,
-        local: LocalQueue<Runnable>,
-        signal: Arc<super::current_thread::MainSignal>,
-    ) -> Self {
-        let mut core = Core::new(0, shared, local);
-        core.block_on = Some(signal);
-        core
-    }
-
-    /// The worker's deque, once its loop is over.
-    pub(crate) fn into_local(self) -> LocalQueue<Runnable> {
-        self.local
     }
 
     pub(crate) fn index(&self) -> usize {

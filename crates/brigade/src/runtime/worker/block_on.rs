@@ -32,9 +32,14 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use super::Core;
+use crate::runtime::Shared;
+use crate::runtime::current_thread::MainSignal;
+use crate::sync::LocalQueue;
+use crate::task::Runnable;
 
 /// How many tasks a turn of the loop runs at most before it polls a
 /// woken `block_on` future: tokio's event interval, the driver's
@@ -42,6 +47,24 @@ use super::Core;
 const TASKS_PER_TURN: u32 = crate::driver::EVENT_INTERVAL;
 
 impl Core {
+    /// The core of a current-thread runtime's one worker, run by the
+    /// thread in `block_on`, which also polls the future of `signal`
+    /// (`worker/block_on.rs`).
+    pub(crate) fn for_block_on(
+        shared: Arc<Shared>,
+        local: LocalQueue<Runnable>,
+        signal: Arc<MainSignal>,
+    ) -> Self {
+        let mut core = Core::new(0, shared, local);
+        core.block_on = Some(signal);
+        core
+    }
+
+    /// The worker's deque, once its loop is over.
+    pub(crate) fn into_local(self) -> LocalQueue<Runnable> {
+        self.local
+    }
+
     /// The loop of the module docs, until `future` is ready (its output)
     /// or the runtime shuts down (`None`). Runs inside this thread's
     /// worker context (`context::run_worker`).
