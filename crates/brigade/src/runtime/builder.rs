@@ -164,7 +164,9 @@ impl Builder {
     /// scheduler's time slices rather than of the epoch (docs/results.md's "Design
     /// choices, measured" section compares the two with `mixed_load
     /// --driver-thread`). It may help on machines with spare cores or a
-    /// real-time-priority driver thread.
+    /// real-time-priority driver thread. Not available on a current-thread
+    /// runtime, whose thread in `block_on` polls the driver:
+    /// [`build`](Self::build) reports it as an error.
     pub fn driver_thread(&mut self, enabled: bool) -> &mut Self {
         self.driver_thread = enabled;
         self
@@ -263,6 +265,10 @@ impl Builder {
     /// [`RuntimeMetrics::compensations`](crate::RuntimeMetrics::compensations)
     /// and logged at info level (target `brigade::compensation`).
     ///
+    /// No effect on a current-thread runtime
+    /// ([`new_current_thread`](Self::new_current_thread)), which has no
+    /// spare workers.
+    ///
     /// # Examples
     ///
     /// ```
@@ -294,6 +300,7 @@ impl Builder {
     /// stuck while every spare serves stays stuck without a stand-in (a
     /// warning says so). 0 turns compensation off entirely, `block_in_place`
     /// included. Default: as many as [`worker_threads`](Self::worker_threads).
+    /// A current-thread runtime has none, whatever this says.
     pub fn max_spare_workers(&mut self, count: usize) -> &mut Self {
         self.max_spare_workers = Some(count);
         self
