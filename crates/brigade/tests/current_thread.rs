@@ -351,3 +351,30 @@ fn a_block_on_that_panicked_leaves_the_worker_usable() {
         assert_eq!(answer, Some(5));
     });
 }
+
+/// Elastic tasks are admitted as on any runtime and run on the `block_on`
+/// thread, in turns with the body.
+#[brigade::test]
+async fn elastic_tasks_run_on_the_block_on_thread() {
+    bounded(async {
+        let units = Arc::new(AtomicUsize::new(0));
+        let task = {
+            let units = units.clone();
+            brigade::spawn_elastic(async move {
+                for _ in 0..1_000 {
+                    units.fetch_add(1, Ordering::SeqCst);
+                    brigade::yield_if_busy().await;
+                }
+                std::thread::current().id()
+            })
+        };
+        assert_eq!(
+            units.load(Ordering::SeqCst),
+            0,
+            "ran before the body awaited"
+        );
+        assert_eq!(task.await.unwrap(), std::thread::current().id());
+        assert_eq!(units.load(Ordering::SeqCst), 1_000);
+    })
+    .await;
+}
