@@ -378,3 +378,36 @@ async fn elastic_tasks_run_on_the_block_on_thread() {
     })
     .await;
 }
+
+/// tokio defers a yielding task's wake-up to the end of the turn: a task
+/// looping on `yield_now()` runs once for each yield of the body, and two
+/// such tasks alternate with it. The order is tokio 1.x's, as printed by
+/// the same program on `#[tokio::main(flavor = "current_thread")]` (its
+/// deferred wake-ups are a stack: `a b`, then `b a`).
+#[brigade::test]
+async fn yielding_tasks_run_once_per_turn_of_the_body() {
+    bounded(async {
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let yielder = |name: &'static str| {
+            let order = order.clone();
+            brigade::spawn(async move {
+                for _ in 0..3 {
+                    order.lock().unwrap().push(name);
+                    brigade::yield_now().await;
+                }
+            })
+        };
+        let (a, b) = (yielder("a"), yielder("b"));
+        for _ in 0..3 {
+            brigade::yield_now().await;
+            order.lock().unwrap().push("body");
+        }
+        assert_eq!(
+            *order.lock().unwrap(),
+            ["a", "b", "body", "b", "a", "body", "a", "b", "body"]
+        );
+        a.await.unwrap();
+        b.await.unwrap();
+    })
+    .await;
+}

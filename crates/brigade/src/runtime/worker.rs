@@ -184,6 +184,10 @@ pub(crate) struct Core {
     /// A task's `yield_if_busy()` gave way to the woken `block_on` future:
     /// the loop polls that future before its next task.
     yield_to_main: Cell<bool>,
+    /// On a current-thread runtime, the tasks that yielded during this
+    /// turn of the loop, queued again when the turn ends
+    /// (`worker/block_on.rs`).
+    deferred: RefCell<Vec<Runnable>>,
 }
 
 impl Core {
@@ -219,6 +223,7 @@ impl Core {
             unserved: UnservedProbe::default(),
             block_on: None,
             yield_to_main: Cell::new(false),
+            deferred: RefCell::new(Vec::new()),
         }
     }
 
@@ -274,6 +279,11 @@ impl Core {
     pub(crate) fn push_local_yielded(&self, runnable: Runnable) -> bool {
         self.injector_first.set(true);
         match self.wake_mode.get() {
+            WakeMode::Notify if self.block_on.is_some() => {
+                // Current-thread: runs again next turn (`worker/block_on.rs`).
+                self.deferred.borrow_mut().push(runnable);
+                false
+            }
             WakeMode::Notify => {
                 self.local.push(runnable);
                 true

@@ -9,9 +9,15 @@
 //! 2. Run queued tasks, up to [`TASKS_PER_TURN`], in the order they were
 //!    scheduled (no run-next slot: `worker/run_next.rs`). The turn ends
 //!    early when no task is left, or when a task's `yield_if_busy()` gave
-//!    way to the woken `block_on` future (`Core::yield_to_main`). I/O and
-//!    timers are polled without blocking as on any worker (every
-//!    `EVENT_INTERVAL` ticks and once per epoch, in `Core::next_task`).
+//!    way to the woken `block_on` future (`Core::yield_to_main`). A task
+//!    that yields (wakes itself while it runs: `yield_now()`, a
+//!    `yield_if_busy()` that gave way) waits out of the deque until the
+//!    turn ends (`Core::deferred`), then goes to its back (last yielded
+//!    first, as on tokio), as tokio defers such a wake-up: each yielding
+//!    task runs once per turn, and a yielding body and a yielding task
+//!    alternate. I/O and timers are
+//!    polled without blocking as on any worker (every `EVENT_INTERVAL`
+//!    ticks and once per epoch, in `Core::next_task`).
 //! 3. If no task was left and the `block_on` future was not woken, wait
 //!    for work (`Idle::wait_for_work`, which parks in the driver): its
 //!    re-check after counting itself idle includes the future's wake flag.
@@ -96,14 +102,44 @@ impl Core {
     /// or `Idle::notify_one` would take it for a searcher for good, and
     /// the next `block_on` would never be woken by a remote spawn.
     pub(crate) fn leave_block_on(&self) {
+        // Yielded tasks go back to the deque, which outlives this core.
+        self.requeue_deferred();
         if self.searching.replace(false) {
             self.shared.idle.end_search();
         }
     }
 
-    /// Runs one turn of tasks (step 2). Returns `true` if it found no task
-    /// left.
+    /// Runs one turn of tasks (step 2), then queues again the tasks that
+    /// yielded during it. Returns `true` if it found no task left (and none
+    /// yielded).
     fn run_turn(&self) -> bool {
+        let found_none = self.run_tasks();
+        let requeued = self.requeue_deferred();
+        found_none && !requeued
+    }
+
+    /// Queues the tasks that yielded during this turn at the back of the
+    /// deque. Returns whether there were any.
+    ///
+    /// Last yielded, first queued: the order tokio's current-thread
+    /// scheduler wakes its deferred tasks in (it pops them off a stack), so
+    /// that tasks taking turns with `yield_now()` interleave as they did on
+    /// tokio (two yielding tasks `a`, `b`: `a b`, then `b a`, then `a b`).
+    fn requeue_deferred(&self) -> bool {
+        let mut deferred = self.deferred.borrow_mut();
+        if deferred.is_empty() {
+            return false;
+        }
+        for runnable in deferred.drain(..).rev() {
+            self.local.push(runnable);
+        }
+        true
+    }
+
+    /// The tasks of a turn, until none is left, the budget is spent, a task
+    /// gave way to the `block_on` future, or shutdown. Returns `true` if it
+    /// found no task left.
+    fn run_tasks(&self) -> bool {
         for _ in 0..TASKS_PER_TURN {
             if self.shared.is_shutdown() {
                 return false;
@@ -131,15 +167,20 @@ impl Core {
             .is_some_and(|signal| signal.is_woken())
     }
 
-    /// A task's `yield_if_busy()` gives way to the `block_on` future, if
-    /// it is woken: the loop ends its turn after this task. Returns
-    /// whether it did.
-    pub(super) fn yield_to_woken_main(&self) -> bool {
-        let woken = self.main_is_woken();
-        if woken {
-            self.yield_to_main.set(true);
+    /// Whether a task's `yield_if_busy()` on a current-thread core gives
+    /// way, beside the checks of every worker: to the `block_on` future, if
+    /// woken (the loop then ends its turn after this task), or to a task
+    /// that yielded earlier in this turn (it waits for the next turn, out
+    /// of the deque). Always `false` on a worker thread.
+    pub(super) fn busy_on_current_thread(&self) -> bool {
+        if self.block_on.is_none() {
+            return false;
         }
-        woken
+        if self.main_is_woken() {
+            self.yield_to_main.set(true);
+            return true;
+        }
+        !self.deferred.borrow().is_empty()
     }
 
     /// `yield_if_busy()` in the `block_on` future itself: busy when a task

@@ -230,9 +230,9 @@ impl Core {
     /// sentinel, already cleared by the caller.
     fn decide(&self, moved_to_back_last_time: bool) -> Decision {
         let shared = self.shared();
-        if self.yield_to_woken_main() {
-            // Current-thread: the `block_on` future is ready to run, and
-            // this worker is the only one to run it (`worker/block_on.rs`).
+        if self.busy_on_current_thread() {
+            // Current-thread: the `block_on` future, or a task that yielded
+            // this turn, is ready to run (`worker/block_on.rs`).
             return Decision::MoveToBack;
         }
         if !self.local_is_empty() {
