@@ -12,12 +12,11 @@
 //!    way to the woken `block_on` future (`Core::yield_to_main`). A task
 //!    that yields (wakes itself while it runs: `yield_now()`, a
 //!    `yield_if_busy()` that gave way) waits out of the deque until the
-//!    turn ends (`Core::deferred`), then goes to its back (last yielded
-//!    first, as on tokio), as tokio defers such a wake-up: each yielding
-//!    task runs once per turn, and a yielding body and a yielding task
-//!    alternate. I/O and timers are
-//!    polled without blocking as on any worker (every `EVENT_INTERVAL`
-//!    ticks and once per epoch, in `Core::next_task`).
+//!    turn ends (`Core::deferred`), then goes to its back, last yielded
+//!    first, as tokio defers such a wake-up: each yielding task runs once
+//!    per turn, and a yielding body and a yielding task alternate. I/O
+//!    and timers are polled without blocking as on any worker (every
+//!    `EVENT_INTERVAL` ticks and once per epoch, in `Core::next_task`).
 //! 3. If no task was left and the `block_on` future was not woken, wait
 //!    for work (`Idle::wait_for_work`, which parks in the driver): its
 //!    re-check after counting itself idle includes the future's wake flag.
