@@ -4,6 +4,11 @@
 # acceptance test).
 #
 #   scripts/port_tokio_app.sh [CRATE [VERSION]]     default: mini-redis 0.4.1
+#   PORT_RUNS=50 scripts/port_tokio_app.sh bb8 0.9.1
+#
+# The second form is issue #41's acceptance test: bb8, a connection pool,
+# whose tests (`#[tokio::test]`, current-thread) rely on the body and its
+# spawned tasks taking turns on one thread; its suite is run 50 times.
 #
 # Steps:
 #   1. Fetch the crate's published package with cargo (a throwaway crate
@@ -26,9 +31,13 @@
 #                     this repository, so reruns are incremental)
 #   BRIGADE_FEATURES  extra brigade features, comma-separated
 #   PORT_TEST_ARGS    extra arguments for `cargo test` (e.g. `--test server`)
+#   PORT_RUNS         run the suite this many times (default 1); step 5
+#                     then prints how many runs passed, and how often each
+#                     failing test failed (a flaky port: a semantic gap)
 #
-# Exit status: cargo test's. A failure is a change the port needed that is
-# more than a rename: docs/porting.md lists them.
+# Exit status: cargo test's (with PORT_RUNS, 0 only if every run passed).
+# A failure is a change the port needed that is more than a rename:
+# docs/porting.md lists them.
 
 set -euo pipefail
 
@@ -115,4 +124,30 @@ status=0
 cargo test --manifest-path "$app/Cargo.toml" --no-fail-fast ${PORT_TEST_ARGS:-} 2>&1 |
     tee "$work/test.log" || status=$?
 echo "full log: $work/test.log" >&2
-exit "$status"
+runs=${PORT_RUNS:-1}
+if ((runs <= 1)); then
+    exit "$status"
+fi
+
+step "5. the suite ${runs} times"
+passed=0
+: >"$work/failures.txt"
+for ((run = 1; run <= runs; run++)); do
+    log="$work/run-${run}.log"
+    # shellcheck disable=SC2086 # PORT_TEST_ARGS is split on purpose.
+    if cargo test --manifest-path "$app/Cargo.toml" --no-fail-fast ${PORT_TEST_ARGS:-} \
+        >"$log" 2>&1; then
+        passed=$((passed + 1))
+        rm -f "$log"
+    else
+        grep -E '^test .* FAILED$' "$log" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' \
+            >>"$work/failures.txt" || true
+    fi
+    echo "run ${run}: ${passed} of ${run} passed so far" >&2
+done
+echo "${passed} of ${runs} runs passed" >&2
+if [[ -s "$work/failures.txt" ]]; then
+    echo "failing tests (count, name; logs of failed runs: $work/run-N.log):" >&2
+    sort "$work/failures.txt" | uniq -c | sort -rn >&2
+fi
+((passed == runs))

@@ -17,7 +17,8 @@ const ACCEPTED_ARGUMENTS: &str = "`flavor = \"current_thread\"` or `flavor = \"m
 /// The runtime shape asked for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Flavor {
-    /// One worker thread.
+    /// No worker thread: the thread in `block_on` runs the tasks
+    /// (`brigade::Builder::new_current_thread`).
     CurrentThread,
     /// `worker_threads` workers, or the builder's default.
     MultiThread,
@@ -48,14 +49,18 @@ impl Config {
         }
     }
 
+    /// The span the builder's constructor is named with: that of the
+    /// `flavor` argument, if given.
+    pub(crate) fn flavor_span(&self) -> Span {
+        self.flavor.map_or(Span::call_site(), |(_, span)| span)
+    }
+
     /// The worker count to set, if any, as a literal with the span of the
-    /// argument that asked for it.
+    /// argument that asked for it (never for `current_thread`, whose one
+    /// worker is the thread in `block_on`).
     pub(crate) fn worker_count(&self, kind: Kind) -> Option<LitInt> {
         match self.flavor(kind) {
-            Flavor::CurrentThread => {
-                let span = self.flavor.map_or(Span::call_site(), |(_, span)| span);
-                Some(LitInt::new("1", span))
-            }
+            Flavor::CurrentThread => None,
             Flavor::MultiThread => self
                 .worker_threads
                 .map(|(count, span)| LitInt::new(&count.to_string(), span)),

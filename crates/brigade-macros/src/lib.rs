@@ -35,10 +35,12 @@
 //! tokio's, so that `#[tokio::main(...)]` and `#[tokio::test(...)]` port by
 //! renaming:
 //!
-//! - `flavor = "current_thread"`: a runtime with one worker thread (the
-//!   body still runs on the calling thread, with `block_on`, and spawned
-//!   tasks on that one worker). `flavor = "multi_thread"`: `worker_threads`
-//!   workers, or the builder's default.
+//! - `flavor = "current_thread"`: a current-thread runtime
+//!   (`brigade::runtime::Builder::new_current_thread`), as tokio's: no
+//!   worker thread; the calling thread runs the body, with `block_on`, and
+//!   the tasks it spawns, taking turns (a spawned task runs once the body
+//!   awaits). `flavor = "multi_thread"`: `worker_threads` workers, or the
+//!   builder's default.
 //! - `worker_threads = N`: the number of worker threads, a positive integer
 //!   literal (see `brigade::Builder::worker_threads`). It implies
 //!   `multi_thread`, and is an error with `flavor = "current_thread"`.
@@ -48,9 +50,11 @@
 //! - `crate = "path"`: the path the expansion names brigade by, for a crate
 //!   that depends on it under another name or re-exports it.
 //!
-//! Without `flavor` or `worker_threads`, `#[brigade::test]` uses one worker,
-//! as tokio's default `current_thread` test does, so a ported test keeps the
-//! concurrency it was written for; `#[brigade::main]` uses the builder's
+//! Without `flavor` or `worker_threads`, `#[brigade::test]` uses the
+//! current-thread flavour, as tokio's default test does: the body and its
+//! tasks take turns on the test's thread, so a ported test keeps the
+//! concurrency it was written for (what it may assume about which task ran
+//! when); `#[brigade::main]` uses the builder's
 //! default, `BRIGADE_WORKER_THREADS` if set, else one worker per available
 //! CPU, as tokio's default `multi_thread` main does.
 //!
@@ -81,8 +85,9 @@ use args::{Config, parse_arguments};
 /// # Arguments
 ///
 /// All optional (the crate docs have the details):
-/// - `flavor = "current_thread"` (one worker) or `flavor = "multi_thread"`
-///   (the default here);
+/// - `flavor = "current_thread"` (no worker thread: the calling thread
+///   runs the body and the tasks, taking turns) or
+///   `flavor = "multi_thread"` (the default here);
 /// - `worker_threads = N`: the number of worker threads, a positive
 ///   integer literal, passed to `brigade::Builder::worker_threads`; without
 ///   it, the builder's default (`BRIGADE_WORKER_THREADS`, else one per CPU);
@@ -116,9 +121,10 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// # Arguments
 ///
 /// Those of [`macro@main`], with one difference: without `flavor` or
-/// `worker_threads`, the test's runtime has **one worker**
-/// (`flavor = "current_thread"`), as tokio's default test has, so a test
-/// ported from `#[tokio::test]` keeps the concurrency it was written for.
+/// `worker_threads`, the test's runtime is a current-thread runtime
+/// (`flavor = "current_thread"`), as tokio's default test has: the body
+/// and its spawned tasks take turns on the test's thread, so a test ported
+/// from `#[tokio::test]` keeps the concurrency it was written for.
 /// Ask for more with `worker_threads = N` (which implies `multi_thread`) or
 /// `flavor = "multi_thread"` (one worker per CPU). `start_paused = true`
 /// works with any number of workers.
@@ -315,6 +321,12 @@ fn expand_function(kind: Kind, config: &Config, function: ItemFn) -> TokenStream
         .krate
         .as_ref()
         .map_or_else(|| quote! { ::brigade }, ToTokens::to_token_stream);
+    let constructor = match config.flavor(kind) {
+        args::Flavor::CurrentThread => {
+            quote_spanned! {config.flavor_span()=> #krate::runtime::Builder::new_current_thread() }
+        }
+        args::Flavor::MultiThread => quote! { #krate::Builder::new() },
+    };
     let worker_threads = config
         .worker_count(kind)
         .map(|count| quote_spanned! {count.span()=> .worker_threads(#count) });
@@ -347,7 +359,7 @@ fn expand_function(kind: Kind, config: &Config, function: ItemFn) -> TokenStream
     );
     let run = quote_spanned! {site=>
         {
-            let runtime = #krate::Builder::new()
+            let runtime = #constructor
                 #worker_threads
                 #start_paused
                 .build()

@@ -130,8 +130,14 @@ impl Future for YieldNow {
 /// ([`RuntimeMetrics::idle_not_serving`](crate::RuntimeMetrics::idle_not_serving)
 /// counts these).
 ///
-/// Outside a brigade worker thread (inside `block_on`, on a blocking-pool
-/// thread, on another runtime) it completes immediately. With feature
+/// Outside a brigade worker thread (inside a multi-thread runtime's
+/// `block_on`, on a blocking-pool thread, on another runtime) it completes
+/// immediately. On a current-thread runtime, whose thread in `block_on` is
+/// its one worker, "busy" means another task, or the `block_on` future, is
+/// ready to run: the body steps aside for queued tasks, and a task for
+/// other tasks or for the woken body; with nothing else ready it completes
+/// at once (see
+/// [`Builder::new_current_thread`](crate::runtime::Builder::new_current_thread)). With feature
 /// `tokio-compat`, in a `tokio::spawn`ed task (which runs on the runtime's
 /// tokio-compat threads, outside brigade's queues) it spends a unit of the
 /// task's tokio budget instead, and gives way to tokio's scheduler once the

@@ -253,7 +253,8 @@ pub use task::{JoinError, JoinHandle};
 /// }
 /// ```
 ///
-/// It takes tokio's arguments: `flavor = "current_thread"` (one worker) or
+/// It takes tokio's arguments: `flavor = "current_thread"` (no worker
+/// thread: the body and its tasks share `main`'s thread, as on tokio) or
 /// `"multi_thread"`, `worker_threads = N` (see [`Builder::worker_threads`]),
 /// `start_paused = true` and `crate = "path"`. Without them, the runtime
 /// has one worker per CPU or `BRIGADE_WORKER_THREADS`:
@@ -278,9 +279,12 @@ pub use brigade_macros::main;
 /// [`block_on`](Runtime::block_on)s its body. It takes tokio's arguments
 /// (`flavor`, `worker_threads`, `start_paused`, `crate`), and keeps the
 /// function's other attributes and its return type. Without arguments the
-/// test's runtime has **one worker**, as tokio's default
-/// (`current_thread`) test has; `start_paused = true` works with any
-/// number of workers (see [`time::pause`]):
+/// test's runtime is a **current-thread** runtime, as tokio's default test
+/// has: the test's thread runs the body and the tasks it spawns, taking
+/// turns, so a spawned task runs only once the body awaits
+/// ([`Builder::new_current_thread`](runtime::Builder::new_current_thread));
+/// `start_paused = true` works with any number of workers (see
+/// [`time::pause`]):
 ///
 /// ```
 /// #[brigade::test]

@@ -10,21 +10,37 @@ fn workers() -> usize {
     brigade::Handle::current().metrics().num_workers()
 }
 
-/// Without arguments, one worker: tokio's default test is `current_thread`.
+/// Whether a task spawned now runs on this thread (a current-thread
+/// runtime's, where the test's thread runs the tasks).
+async fn tasks_run_on_this_thread() -> bool {
+    let here = std::thread::current().id();
+    brigade::spawn(async { std::thread::current().id() })
+        .await
+        .unwrap()
+        == here
+}
+
+/// Without arguments, a current-thread runtime: tokio's default test is
+/// `current_thread`. Its metrics report one worker, as tokio's do; that
+/// worker is the test's own thread (until #41 it was a worker thread
+/// racing the body, which is what this now checks against).
 #[brigade::test]
-async fn no_arguments_means_one_worker() {
+async fn no_arguments_means_current_thread() {
     assert_eq!(workers(), 1);
+    assert!(tasks_run_on_this_thread().await);
 }
 
 #[brigade::test(flavor = "current_thread")]
-async fn current_thread_has_one_worker() {
+async fn current_thread_runs_tasks_on_the_test_thread() {
     assert_eq!(workers(), 1);
+    assert!(tasks_run_on_this_thread().await);
     assert_eq!(brigade::spawn(async { 7 }).await.unwrap(), 7);
 }
 
 #[brigade::test(worker_threads = 3)]
 async fn worker_threads_alone_means_multi_thread() {
     assert_eq!(workers(), 3);
+    assert!(!tasks_run_on_this_thread().await);
 }
 
 #[brigade::test(flavor = "multi_thread")]

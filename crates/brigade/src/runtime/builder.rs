@@ -45,7 +45,8 @@ pub struct Builder {
     pub(crate) tokio_compat: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat_threads: usize,
-    /// `new_current_thread`: one worker, whatever `worker_threads` says.
+    /// `new_current_thread`: one worker, whatever `worker_threads` says,
+    /// run by the thread in `block_on` (`runtime/current_thread.rs`).
     pub(crate) current_thread: bool,
     /// `on_thread_start` / `on_thread_stop` (`thread_hooks.rs`).
     pub(crate) thread_hooks: super::thread_hooks::ThreadHooks,
@@ -163,7 +164,9 @@ impl Builder {
     /// scheduler's time slices rather than of the epoch (docs/results.md's "Design
     /// choices, measured" section compares the two with `mixed_load
     /// --driver-thread`). It may help on machines with spare cores or a
-    /// real-time-priority driver thread.
+    /// real-time-priority driver thread. Not available on a current-thread
+    /// runtime, whose thread in `block_on` polls the driver:
+    /// [`build`](Self::build) reports it as an error.
     pub fn driver_thread(&mut self, enabled: bool) -> &mut Self {
         self.driver_thread = enabled;
         self
@@ -262,6 +265,10 @@ impl Builder {
     /// [`RuntimeMetrics::compensations`](crate::RuntimeMetrics::compensations)
     /// and logged at info level (target `brigade::compensation`).
     ///
+    /// No effect on a current-thread runtime
+    /// ([`new_current_thread`](Self::new_current_thread)), which has no
+    /// spare workers.
+    ///
     /// # Examples
     ///
     /// ```
@@ -293,6 +300,7 @@ impl Builder {
     /// stuck while every spare serves stays stuck without a stand-in (a
     /// warning says so). 0 turns compensation off entirely, `block_in_place`
     /// included. Default: as many as [`worker_threads`](Self::worker_threads).
+    /// A current-thread runtime has none, whatever this says.
     pub fn max_spare_workers(&mut self, count: usize) -> &mut Self {
         self.max_spare_workers = Some(count);
         self
@@ -433,7 +441,20 @@ impl Builder {
     /// Validates the settings and starts the runtime's worker threads.
     pub fn build(&mut self) -> Result<Runtime, BuildError> {
         let workers = self.resolved_worker_threads()?;
-        let spares = self.max_spare_workers.unwrap_or(workers);
+        // A current-thread runtime has no spare workers: nothing runs its
+        // tasks but the thread in `block_on` (`Builder::new_current_thread`).
+        let spares = if self.current_thread {
+            0
+        } else {
+            self.max_spare_workers.unwrap_or(workers)
+        };
+        if self.current_thread && self.driver_thread {
+            return Err(BuildError::setting(
+                "driver_thread",
+                "is not available on a current-thread runtime, whose thread in `block_on` \
+                 polls I/O and timers itself; use `Builder::new_multi_thread()`",
+            ));
+        }
         if spares > MAX_WORKERS - workers {
             return Err(BuildError::setting(
                 "max_spare_workers",

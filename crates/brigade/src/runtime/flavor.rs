@@ -7,7 +7,8 @@ impl Builder {
     /// A builder for a runtime with a pool of workers: the same as
     /// [`Builder::new`] (one worker per CPU, or `BRIGADE_WORKER_THREADS`,
     /// unless [`worker_threads`](Self::worker_threads) says otherwise).
-    /// tokio's name for brigade's only flavor.
+    /// Its tasks run on the worker threads, whether or not anyone is in
+    /// `block_on`.
     ///
     /// # Examples
     ///
@@ -26,17 +27,46 @@ impl Builder {
         Builder::new()
     }
 
-    /// A builder for a runtime with exactly one worker thread, where tokio
-    /// builds its current-thread runtime. [`worker_threads`](Self::worker_threads)
-    /// has no effect on it, as on tokio's.
+    /// A builder for a current-thread runtime, as tokio's: it starts no
+    /// worker thread. The thread that calls [`block_on`](crate::Runtime::block_on)
+    /// runs the runtime's one worker itself: it polls the `block_on` future
+    /// and the spawned tasks in turns, on that thread.
+    /// [`worker_threads`](Self::worker_threads) has no effect on it, as on
+    /// tokio's, and its metrics report one worker.
     ///
-    /// One difference: tokio runs a current-thread runtime's tasks on the
-    /// thread that calls `block_on`, and only while it does; brigade runs
-    /// them on its worker thread, whether or not anyone is in `block_on`.
-    /// Tasks therefore run one at a time, as under tokio, but they also
-    /// make progress between two `block_on` calls, and on another thread
-    /// than the caller's. `!Send` futures need a
-    /// [`LocalSet`](crate::task::LocalSet) on both.
+    /// How the turns go, as on tokio:
+    /// - A task spawned by the `block_on` future runs only once that future
+    ///   returns `Pending` (awaits something not ready).
+    /// - Tasks run in the order they were scheduled; the `block_on` future,
+    ///   once woken, is polled again after the tasks queued before it have
+    ///   had their turn (61 at most), or at once when none is left.
+    /// - Nothing runs between two `block_on` calls: a task spawned with
+    ///   [`Runtime::spawn`](crate::Runtime::spawn) outside `block_on` waits
+    ///   for the next one. A spawn or a wake from another thread while a
+    ///   thread is in `block_on` wakes it.
+    /// - Several threads may call `block_on` at once: one runs the tasks,
+    ///   the others poll only their own future, until the first returns.
+    ///
+    /// What differs from the multi-thread flavour, beside that:
+    /// - [`yield_if_busy`](crate::yield_if_busy) keeps its meaning: it gives
+    ///   way when another task, or the `block_on` future, is ready to run,
+    ///   and returns at once otherwise.
+    /// - No spare workers: [`max_spare_workers`](Self::max_spare_workers)
+    ///   and [`compensation_threshold`](Self::compensation_threshold) have
+    ///   no effect, and [`block_in_place`](crate::task::block_in_place)
+    ///   panics, as tokio's does on its current-thread runtime (its one
+    ///   thread runs every task; use `spawn_blocking`).
+    /// - No fallback driver thread: [`driver_thread(true)`](Self::driver_thread)
+    ///   is a [`BuildError`](crate::BuildError). I/O and timers are polled by
+    ///   the thread in `block_on`.
+    /// - Elastic tasks ([`spawn_elastic`](crate::spawn_elastic)) are admitted
+    ///   by the monitor thread as on any runtime, and run on the `block_on`
+    ///   thread like other tasks.
+    /// - `!Send` futures need a [`LocalSet`](crate::task::LocalSet), as on
+    ///   tokio.
+    ///
+    /// Dropping the runtime drops every unfinished task's future, as on the
+    /// multi-thread flavour.
     ///
     /// # Examples
     ///
@@ -45,7 +75,13 @@ impl Builder {
     ///
     /// let rt = Builder::new_current_thread().enable_all().build()?;
     /// assert_eq!(rt.metrics().num_workers(), 1);
-    /// assert_eq!(rt.block_on(async { brigade::spawn(async { 7 }).await.unwrap() }), 7);
+    /// let caller = std::thread::current().id();
+    /// let ran_on = rt.block_on(async {
+    ///     let task = brigade::spawn(async { std::thread::current().id() });
+    ///     // The task has not run yet: it runs when the body awaits.
+    ///     task.await.unwrap()
+    /// });
+    /// assert_eq!(ran_on, caller);
     /// # Ok::<(), brigade::BuildError>(())
     /// ```
     pub fn new_current_thread() -> Builder {

@@ -271,7 +271,10 @@ impl Idle {
         }
     }
 
-    fn unpark(&self, worker: usize) {
+    /// Unparks `worker` without claiming it: it takes itself out of the
+    /// sleepers as after any spurious wake-up (`leave_sleepers`). Also the
+    /// wake of a current-thread `block_on` future (`current_thread.rs`).
+    pub(crate) fn unpark(&self, worker: usize) {
         if self.parkers[worker].unpark() {
             (self.wake_driver)();
         }

@@ -40,6 +40,7 @@ mod blocking;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
+pub(crate) mod current_thread;
 mod enter;
 mod flavor;
 pub(crate) mod idle;
@@ -160,8 +161,10 @@ impl Runtime {
     }
 
     /// Runs `future` to completion on the calling thread, while the workers
-    /// run spawned tasks. Inside it, [`spawn`] spawns onto this
-    /// runtime.
+    /// run spawned tasks (on a current-thread runtime, this thread runs
+    /// them too, in turns with `future`: see
+    /// [`Builder::new_current_thread`]). Inside it, [`spawn`] spawns onto
+    /// this runtime.
     ///
     /// # Panics
     /// If called from a worker thread or from inside another `block_on`
@@ -394,6 +397,12 @@ impl Handle {
     /// [`Runtime::block_on`].
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        if self.shared.current_thread.is_some() {
+            let shared = self.shared.clone();
+            return context::run_block_on(self.clone(), || {
+                current_thread::block_on(&shared, future)
+            });
+        }
         let driver = self.shared.driver.clone();
         context::run_block_on(self.clone(), || drive(future, driver))
     }
@@ -526,7 +535,9 @@ impl Wake for ThreadSignal {
 /// Spawns a task on the current runtime and returns its [`JoinHandle`].
 ///
 /// The task starts running on a worker at once, whether or not the handle
-/// is awaited; dropping the handle detaches it.
+/// is awaited; dropping the handle detaches it. (On a current-thread
+/// runtime it runs when the thread in `block_on` gets to it: once the
+/// spawning future awaits; see [`Builder::new_current_thread`].)
 ///
 /// # Panics
 /// Outside a runtime context (a task, `Runtime::block_on`, or a

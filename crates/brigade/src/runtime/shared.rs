@@ -62,6 +62,9 @@ pub(crate) struct Shared {
     sampler: LatencySampler,
     /// The shutdown flag and the tasks set aside to be dropped.
     pub(crate) shutdown: ShutdownState,
+    /// The worker slot of a current-thread runtime (`current_thread.rs`);
+    /// `None` on a multi-thread one.
+    pub(crate) current_thread: Option<super::current_thread::CurrentThread>,
     /// Feature `tokio-compat`: the tokio runtime whose context brigade's
     /// threads enter (`tokio_compat.rs`). Set once, right after this state
     /// is shared and before any brigade thread starts: its threads hold a
@@ -145,6 +148,7 @@ impl Shared {
                 .collect(),
             blocking,
             shutdown: ShutdownState::new(),
+            current_thread: None,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: std::sync::OnceLock::new(),
             start: Instant::now(),

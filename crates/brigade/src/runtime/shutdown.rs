@@ -22,7 +22,10 @@
 //!    drops the tasks left in its own deque (their futures are dropped on
 //!    that worker). The dropping thread waits for all of them, until the
 //!    deadline if one was given, except itself when it is one of them (a
-//!    runtime dropped inside one of its own tasks). A worker whose task never reaches a yield
+//!    runtime dropped inside one of its own tasks). A current-thread
+//!    runtime's worker has no thread: the dropping thread drops the tasks
+//!    in its deque itself, or, if a `block_on` runs the worker, that
+//!    thread does when it sees the flag (`current_thread.rs`). A worker whose task never reaches a yield
 //!    point (a blocking call, an endless loop with no `.await`) cannot be
 //!    stopped: without a deadline the wait lasts as long as that poll.
 //! 5. **Shared queues.** The injector, the yield queue (whose deferred
@@ -218,6 +221,10 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
     shared.idle.notify_all(); // 3
     shared.compensation.close();
     shared.admission.wake_monitor();
+    if let Some(slot) = &shared.current_thread {
+        // 4, for a current-thread worker no `block_on` drives.
+        slot.drop_idle_tasks();
+    }
     let monitor = threads.monitor.take();
     let fallback = threads.fallback.take();
     if !threads.wait_stopped(deadline) || !wait_spares_stopped(shared, deadline) {

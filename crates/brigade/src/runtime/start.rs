@@ -7,7 +7,9 @@
 //! 2. `Runtime::without_threads`: the runtime with no thread yet, its
 //!    running-worker count already set to the workers about to start.
 //! 3. `Runtime::start_workers`: one thread per worker (`spawn_worker`), each
-//!    running `Core::run` on its local queue.
+//!    running `Core::run` on its local queue. A current-thread runtime
+//!    starts none: its one worker's queue waits in `Shared::current_thread`
+//!    for the thread in `block_on` (`current_thread.rs`).
 //! 4. `Runtime::start_monitor`: the monitor thread (not under loom).
 //! 5. `Runtime::start_fallback_driver`: the thread that polls the driver
 //!    while no worker sleeps in it, if the builder asks for it (not under
@@ -41,7 +43,14 @@ impl Runtime {
         max_spares: usize,
     ) -> Result<Runtime, BuildError> {
         let (shared, locals) = new_shared(builder, num_workers, max_spares)?;
-        let mut runtime = Runtime::without_threads(shared, num_workers);
+        // A current-thread runtime's worker runs on the `block_on` thread
+        // (`current_thread.rs`): `new_shared` kept its deque.
+        let threads = if builder.current_thread {
+            0
+        } else {
+            num_workers
+        };
+        let mut runtime = Runtime::without_threads(shared, threads);
         runtime.start_workers(builder, locals)?;
         // Under loom the monitor's periodic, clock-driven work is not
         // modelled (nor the fallback thread): a model has no time.
@@ -167,6 +176,12 @@ fn new_shared(
         admission,
         scheduler_config(builder),
     );
+    let mut shared = shared;
+    let mut locals = locals;
+    if builder.current_thread {
+        let local = locals.pop().expect("one worker");
+        shared.current_thread = Some(super::current_thread::CurrentThread::new(local));
+    }
     let shared = Arc::new(shared);
     #[cfg(feature = "tokio-compat")]
     if builder.tokio_compat {
@@ -183,7 +198,11 @@ fn scheduler_config(builder: &Builder) -> SchedulerConfig {
     SchedulerConfig {
         latency_sample_every: builder.latency_sample_every,
         long_poll_threshold: builder.long_poll_threshold,
-        compensation_threshold: builder.compensation_threshold,
+        // A current-thread runtime has no spare to start: the monitor does
+        // not watch for stuck workers (nor poll the driver for them).
+        compensation_threshold: builder
+            .compensation_threshold
+            .filter(|_| !builder.current_thread),
         spare_keep_alive: builder.thread_keep_alive,
         demote_background: builder.demote_background,
         max_yield_delay: builder.max_yield_delay,

@@ -1,4 +1,6 @@
-//! A worker thread: its run loop and where it looks for work.
+//! A worker thread: its run loop and where it looks for work. (On a
+//! current-thread runtime the thread in `block_on` runs this loop, taking
+//! turns with its future: `worker/block_on.rs`.)
 //!
 //! ## Where a worker looks, in order ([`Core::next_task`])
 //! 1. Every [`GLOBAL_QUEUE_INTERVAL`] ticks, the injector first, so tasks
@@ -58,6 +60,7 @@
 //! `worker/yielded.rs` (how a worker takes it back). A busy
 //! worker's check that an idle worker serves: `worker/unserved.rs`.
 
+mod block_on;
 pub(crate) mod run_next;
 mod spawned;
 mod steal;
@@ -174,6 +177,17 @@ pub(crate) struct Core {
     idle_check_epoch: Cell<u64>,
     /// What this worker saw at its previous check that the driver is served.
     unserved: UnservedProbe,
+    /// On a current-thread runtime, the signal of the `block_on` future
+    /// this worker's loop also polls (`worker/block_on.rs`); `None` on a
+    /// worker thread.
+    block_on: Option<Arc<super::current_thread::MainSignal>>,
+    /// A task's `yield_if_busy()` gave way to the woken `block_on` future:
+    /// the loop polls that future before its next task.
+    yield_to_main: Cell<bool>,
+    /// On a current-thread runtime, the tasks that yielded during this
+    /// turn of the loop, queued again when the turn ends
+    /// (`worker/block_on.rs`).
+    deferred: RefCell<Vec<Runnable>>,
 }
 
 impl Core {
@@ -207,6 +221,9 @@ impl Core {
             others_seen: RefCell::new(Vec::new()),
             idle_check_epoch: Cell::new(u64::MAX),
             unserved: UnservedProbe::default(),
+            block_on: None,
+            yield_to_main: Cell::new(false),
+            deferred: RefCell::new(Vec::new()),
         }
     }
 
@@ -262,6 +279,11 @@ impl Core {
     pub(crate) fn push_local_yielded(&self, runnable: Runnable) -> bool {
         self.injector_first.set(true);
         match self.wake_mode.get() {
+            WakeMode::Notify if self.block_on.is_some() => {
+                // Current-thread: runs again next turn (`worker/block_on.rs`).
+                self.deferred.borrow_mut().push(runnable);
+                false
+            }
             WakeMode::Notify => {
                 self.local.push(runnable);
                 true
@@ -367,6 +389,9 @@ impl Core {
     /// `block_in_place`: runs `f` (which may block) in the current poll,
     /// with a spare worker serving in this worker's place meanwhile.
     pub(crate) fn block_in_place<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.block_on.is_some() {
+            block_on::block_in_place_on_current_thread();
+        }
         if self.in_block_in_place.replace(true) {
             // Nested: the outer call has handed off already.
             return f();
@@ -703,7 +728,8 @@ impl Core {
         // sleep with the cover (see `Compensation::cover_running`): it goes
         // round the loop and ends the cover here.
         let has_work = || {
-            shared.has_waiting_work_for(self.index, || shared.clock_nanos())
+            self.main_is_woken()
+                || shared.has_waiting_work_for(self.index, || shared.clock_nanos())
                 || shared.admission.has_work_for_idle_worker()
                 || shared.is_shutdown()
                 || shared.compensation.is_covered(self.index)

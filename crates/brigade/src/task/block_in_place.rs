@@ -25,6 +25,11 @@ use crate::runtime::context;
 /// [`Builder::max_spare_workers`](crate::Builder::max_spare_workers)), or
 /// when that bound is 0.
 ///
+/// # Panics
+/// On a current-thread runtime ([`Builder::new_current_thread`](crate::runtime::Builder::new_current_thread)),
+/// as tokio's does: its one thread runs every task, and nobody could take
+/// its place.
+///
 /// # Examples
 ///
 /// ```

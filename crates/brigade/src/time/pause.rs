@@ -75,11 +75,12 @@ pub fn resume() {
 /// Moves the current runtime's paused clock forward by `duration`, and
 /// fires every timer that is then due, all "at the same time": their tasks
 /// run in no particular order. Then yields once, so that they may run:
-/// called from a task, it goes to the back of its worker's queue; called
-/// from a `block_on` thread (a `#[brigade::test]`'s body), it returns once
-/// a task spawned after them has run, so on a one-worker runtime (the
-/// test's default) the timers' tasks have all been polled, as on tokio's
-/// one-thread test runtime.
+/// called from a task, or from the body of a current-thread runtime's
+/// `block_on` (a `#[brigade::test]`'s body, by default), it goes to the
+/// back of the queue, so on a current-thread runtime the timers' tasks have
+/// all been polled when it returns, as on tokio's; called from a
+/// multi-thread runtime's `block_on` thread, it returns once a task
+/// spawned after them has run.
 ///
 /// It does not wait for the tasks whose timers fired to finish; to wait
 /// for them, sleep instead and let the clock auto-advance.
@@ -110,15 +111,16 @@ pub async fn advance(duration: Duration) {
     drop(driver);
     let on_worker = context::with_current_worker(|core| core.is_some());
     if on_worker {
-        // Woken from here, the timers' tasks are in the injector, and a
-        // self-wake makes this worker look there first.
+        // Woken from here, the timers' tasks are in this worker's deque or
+        // the injector, and a self-wake makes this worker look there first
+        // (on a current-thread runtime, the body is on the worker: its
+        // yield lets every woken task run before it goes on, as on tokio).
         crate::yield_now().await;
     } else {
-        // A `block_on` thread (`#[brigade::test]`'s body): the timers' tasks
-        // run on the workers, and the caller must not go on before they
-        // have had their turn, as on tokio's one-thread test runtime. A task
-        // spawned now queues behind them, so once it has run, a one-worker
-        // runtime has polled every one of them.
+        // A multi-thread runtime's `block_on` thread: the timers' tasks run
+        // on the workers, and the caller must not go on before they have
+        // had their turn. A task spawned now queues behind them, so once it
+        // has run, a one-worker runtime has polled every one of them.
         let _ = crate::spawn(async {}).await;
     }
 }

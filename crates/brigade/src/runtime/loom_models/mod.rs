@@ -11,6 +11,7 @@
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`
 //! (CI does). `LOOM_MAX_PREEMPTIONS` and the other loom variables apply.
 
+mod current_thread;
 mod elastic;
 mod handoff;
 mod shutdown;

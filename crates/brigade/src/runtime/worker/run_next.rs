@@ -11,7 +11,9 @@
 //! of the deque as before; not a background or elastic task, which takes
 //! its turn behind the queued work; not a task woken between polls, while
 //! this worker waits in the driver, or inside `block_in_place` (where
-//! nothing would run it soon). A second such task in the same poll takes
+//! nothing would run it soon); and nothing on a current-thread runtime,
+//! whose tasks run in the order they were scheduled, as on tokio's
+//! (`worker/block_on.rs`). A second such task in the same poll takes
 //! the slot and moves the first to the back of the deque, with a
 //! notification, as any push into the deque has.
 //!
@@ -52,6 +54,7 @@ impl Core {
     pub(super) fn may_run_next(&self, runnable: &Runnable) -> bool {
         self.in_poll.get()
             && !self.in_block_in_place.get()
+            && self.block_on.is_none()
             && runnable.metadata().policy().may_run_next()
     }
 

@@ -139,7 +139,8 @@ pub(crate) fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
                 let own_waker = cx.waker().will_wake(own);
                 core.step_aside_or_continue(task, own_waker, cx)
             }
-            None => Poll::Ready(()),
+            // The `block_on` future of a current-thread runtime, or none.
+            None => core.main_yield_if_busy(cx).unwrap_or(Poll::Ready(())),
         })
     })
 }
@@ -229,6 +230,11 @@ impl Core {
     /// sentinel, already cleared by the caller.
     fn decide(&self, moved_to_back_last_time: bool) -> Decision {
         let shared = self.shared();
+        if self.busy_on_current_thread() {
+            // Current-thread: the `block_on` future, or a task that yielded
+            // this turn, is ready to run (`worker/block_on.rs`).
+            return Decision::MoveToBack;
+        }
         if !self.local_is_empty() {
             return if moved_to_back_last_time {
                 Decision::StepAside

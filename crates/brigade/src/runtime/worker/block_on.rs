@@ -1,0 +1,210 @@
+//! The current-thread flavour's loop: the thread in `block_on` is the
+//! runtime's one worker (`runtime/current_thread.rs` hands it the worker's
+//! deque). It runs the worker loop of `worker.rs` (`Core::next_task`,
+//! `Core::run_task`, `Core::wait_for_work`), and between two turns of it
+//! polls the `block_on` future, as tokio's current-thread scheduler does:
+//!
+//! 1. Poll the `block_on` future, first and then whenever its waker was
+//!    woken ([`MainSignal`]); return if it is ready.
+//! 2. Run queued tasks, up to [`TASKS_PER_TURN`], in the order they were
+//!    scheduled (no run-next slot: `worker/run_next.rs`). The turn ends
+//!    early when no task is left, or when a task's `yield_if_busy()` gave
+//!    way to the woken `block_on` future (`Core::yield_to_main`). A task
+//!    that yields (wakes itself while it runs: `yield_now()`, a
+//!    `yield_if_busy()` that gave way) waits out of the deque until the
+//!    turn ends (`Core::deferred`), then goes to its back, last yielded
+//!    first, as tokio defers such a wake-up: each yielding task runs once
+//!    per turn, and a yielding body and a yielding task alternate. I/O
+//!    and timers are polled without blocking as on any worker (every
+//!    `EVENT_INTERVAL` ticks and once per epoch, in `Core::next_task`).
+//! 3. If no task was left and the `block_on` future was not woken, wait
+//!    for work (`Idle::wait_for_work`, which parks in the driver): its
+//!    re-check after counting itself idle includes the future's wake flag.
+//!
+//! So a task spawned by the `block_on` future runs only once that future
+//! returns `Pending`, and the future runs again only after the tasks
+//! queued before it was woken have had their turn (or a turn's budget is
+//! spent). Between two `block_on` calls nothing runs.
+//!
+//! ## No lost wake-up
+//! Two things end the park: a task made runnable from another thread (a
+//! remote spawn or wake pushes to the injector, then `Idle::notify_one`
+//! finds this worker counted idle and unparks it, as for any worker: the
+//! protocol of `idle.rs`), and a wake of the `block_on` future
+//! ([`MainSignal`]'s protocol: flag first, then the worker's parker).
+//!
+//! [`MainSignal`]: crate::runtime::current_thread::MainSignal
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use super::Core;
+use crate::runtime::Shared;
+use crate::runtime::current_thread::MainSignal;
+use crate::sync::LocalQueue;
+use crate::task::Runnable;
+
+/// How many tasks a turn of the loop runs at most before it polls a
+/// woken `block_on` future: tokio's event interval, the driver's
+/// `EVENT_INTERVAL`.
+const TASKS_PER_TURN: u32 = crate::driver::EVENT_INTERVAL;
+
+impl Core {
+    /// The core of a current-thread runtime's one worker, run by the
+    /// thread in `block_on`, which also polls the future of `signal`
+    /// (`worker/block_on.rs`).
+    pub(crate) fn for_block_on(
+        shared: Arc<Shared>,
+        local: LocalQueue<Runnable>,
+        signal: Arc<MainSignal>,
+    ) -> Self {
+        let mut core = Core::new(0, shared, local);
+        core.block_on = Some(signal);
+        core
+    }
+
+    /// The worker's deque, once its loop is over.
+    pub(crate) fn into_local(self) -> LocalQueue<Runnable> {
+        self.local
+    }
+
+    /// The loop of the module docs, until `future` is ready (its output)
+    /// or the runtime shuts down (`None`). Runs inside this thread's
+    /// worker context (`context::run_worker`).
+    pub(crate) fn drive_block_on<F: Future>(&self, mut future: Pin<&mut F>) -> Option<F::Output> {
+        let signal = self
+            .block_on
+            .clone()
+            .expect("only a current-thread core drives a block_on future");
+        let waker = Waker::from(signal.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut first = true;
+        loop {
+            if self.shared.is_shutdown() {
+                return None;
+            }
+            if (std::mem::take(&mut first) || signal.take_woken())
+                && let Poll::Ready(output) = future.as_mut().poll(&mut cx)
+            {
+                return Some(output);
+            }
+            if self.run_turn() && !signal.is_woken() {
+                self.wait_for_work();
+            }
+        }
+    }
+
+    /// After [`drive_block_on`](Self::drive_block_on) returned or unwound
+    /// (the future panicked): a worker still counted as searching stops,
+    /// or `Idle::notify_one` would take it for a searcher for good, and
+    /// the next `block_on` would never be woken by a remote spawn.
+    pub(crate) fn leave_block_on(&self) {
+        // Yielded tasks go back to the deque, which outlives this core.
+        self.requeue_deferred();
+        if self.searching.replace(false) {
+            self.shared.idle.end_search();
+        }
+    }
+
+    /// Runs one turn of tasks (step 2), then queues again the tasks that
+    /// yielded during it. Returns `true` if it found no task left (and none
+    /// yielded).
+    fn run_turn(&self) -> bool {
+        let found_none = self.run_tasks();
+        let requeued = self.requeue_deferred();
+        found_none && !requeued
+    }
+
+    /// Queues the tasks that yielded during this turn at the back of the
+    /// deque. Returns whether there were any.
+    ///
+    /// Last yielded, first queued: the order tokio's current-thread
+    /// scheduler wakes its deferred tasks in (it pops them off a stack), so
+    /// that tasks taking turns with `yield_now()` interleave as they did on
+    /// tokio (two yielding tasks `a`, `b`: `a b`, then `b a`, then `a b`).
+    fn requeue_deferred(&self) -> bool {
+        let mut deferred = self.deferred.borrow_mut();
+        if deferred.is_empty() {
+            return false;
+        }
+        for runnable in deferred.drain(..).rev() {
+            self.local.push(runnable);
+        }
+        true
+    }
+
+    /// The tasks of a turn, until none is left, the budget is spent, a task
+    /// gave way to the `block_on` future, or shutdown. Returns `true` if it
+    /// found no task left.
+    fn run_tasks(&self) -> bool {
+        for _ in 0..TASKS_PER_TURN {
+            if self.shared.is_shutdown() {
+                return false;
+            }
+            let Some(runnable) = self.next_task() else {
+                return true;
+            };
+            self.stop_searching();
+            self.run_task(runnable);
+            if self.yield_to_main.replace(false) {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Whether the `block_on` future this loop polls was woken: work for
+    /// this worker, which therefore must not park (`Core::wait_for_work`),
+    /// and the "busy" a task's `yield_if_busy()` gives way to. Always
+    /// `false` on a worker thread.
+    #[inline]
+    pub(crate) fn main_is_woken(&self) -> bool {
+        self.block_on
+            .as_ref()
+            .is_some_and(|signal| signal.is_woken())
+    }
+
+    /// Whether a task's `yield_if_busy()` on a current-thread core gives
+    /// way, beside the checks of every worker: to the `block_on` future, if
+    /// woken (the loop then ends its turn after this task), or to a task
+    /// that yielded earlier in this turn (it waits for the next turn, out
+    /// of the deque). Always `false` on a worker thread.
+    pub(super) fn busy_on_current_thread(&self) -> bool {
+        if self.block_on.is_none() {
+            return false;
+        }
+        if self.main_is_woken() {
+            self.yield_to_main.set(true);
+            return true;
+        }
+        !self.deferred.borrow().is_empty()
+    }
+
+    /// `yield_if_busy()` in the `block_on` future itself: busy when a task
+    /// waits in this worker's deque or in the injector (then the future
+    /// wakes itself and the waiting tasks run first). `None` off a
+    /// current-thread core.
+    pub(crate) fn main_yield_if_busy(&self, cx: &mut Context<'_>) -> Option<Poll<()>> {
+        self.block_on.as_ref()?;
+        if self.local_is_empty() && self.shared.injector.is_empty() {
+            return Some(Poll::Ready(()));
+        }
+        self.shared.metrics.worker(self.index).count_yield();
+        cx.waker().wake_by_ref();
+        Some(Poll::Pending)
+    }
+}
+
+/// `block_in_place` on a current-thread runtime: there is no other worker
+/// to take this one's place, so, as tokio does, it panics.
+#[cold]
+#[track_caller]
+pub(super) fn block_in_place_on_current_thread() -> ! {
+    panic!(
+        "`brigade::task::block_in_place` cannot be called on a current-thread runtime: its \
+         one thread runs every task, so blocking it would stall them all. Use \
+         `brigade::spawn_blocking`, or a multi-thread runtime"
+    )
+}
