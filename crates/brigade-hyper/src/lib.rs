@@ -83,9 +83,15 @@
 mod accept;
 mod executor;
 mod io;
+mod serve;
 mod timer;
 
 pub use accept::{FIRST_PAUSE, MAX_PAUSE, accept, accept_with};
 pub use executor::BrigadeExecutor;
 pub use io::BrigadeIo;
+pub use serve::{
+    ConnectInfo, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_HTTP2_KEEP_ALIVE_INTERVAL,
+    DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS,
+    DEFAULT_MAX_CONNECTIONS, Serve, ServeFuture, serve,
+};
 pub use timer::{BrigadeSleep, BrigadeTimer};
