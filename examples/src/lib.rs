@@ -20,6 +20,7 @@ pub mod memory;
 pub mod mixed_load;
 pub mod neighbours;
 pub mod scaling;
+pub mod service;
 pub mod soak;
 pub mod stuck_worker;
 #[cfg(feature = "tokio-compat")]
