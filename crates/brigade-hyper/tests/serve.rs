@@ -23,6 +23,14 @@ use support::{LIMIT, connect, fetch, get_on, read_response, start, wait_closed};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
+/// A server and its future can be spawned and sent, as `axum::serve`'s.
+#[test]
+fn the_server_and_its_future_are_send() {
+    fn send<T: Send>() {}
+    send::<brigade_hyper::Serve<Router>>();
+    send::<brigade_hyper::ServeFuture>();
+}
+
 /// What the handlers of [`app`] share with the test.
 #[derive(Clone)]
 struct Probe {

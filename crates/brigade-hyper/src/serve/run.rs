@@ -205,14 +205,20 @@ impl<S> Connection<S> {
 
 /// Logs how a connection's task ended, if it panicked.
 fn report(ended: Result<(), JoinError>) {
-    if let Err(error) = ended
-        && error.is_panic()
-    {
-        tracing::warn!(
-            target: "brigade_hyper::serve",
-            "a request handler panicked; its connection was closed"
-        );
-    }
+    let Err(error) = ended else { return };
+    let Ok(panic) = error.try_into_panic() else {
+        return; // aborted by the shutdown timeout: logged there
+    };
+    let message = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(not a string)");
+    tracing::warn!(
+        target: "brigade_hyper::serve",
+        panic = message,
+        "a request handler panicked; its connection was closed"
+    );
 }
 
 /// Tells every connection to finish and waits for them, up to `timeout`;
