@@ -359,6 +359,33 @@ async fn axum_peer(
 }
 
 #[test]
+fn the_longest_durations_are_settings_too_not_panics() {
+    let (router, _control) = app();
+    let server = start(router, |serve| {
+        serve
+            .header_read_timeout(Some(Duration::MAX))
+            .http2_keep_alive_interval(Some(Duration::MAX))
+            .http2_keep_alive_timeout(Duration::MAX)
+            .shutdown_timeout(Duration::MAX)
+            .max_connections(usize::MAX)
+            .http2_max_concurrent_streams(u32::MAX)
+    });
+    let addr = server.addr;
+    on_tokio(async move {
+        let http1 = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+        let http2 = Client::builder(TokioExecutor::new())
+            .http2_only(true)
+            .build_http::<Full<Bytes>>();
+        for client in [&http1, &http2] {
+            let response = client.get(format!("http://{addr}/").parse()?).await?;
+            assert_eq!(response.into_body().collect().await?.to_bytes(), "hello");
+        }
+        Ok(())
+    });
+    server.shutdown().unwrap();
+}
+
+#[test]
 fn invalid_settings_are_errors_that_name_them_when_the_server_starts() {
     type Configure = fn(brigade_hyper::Serve<Router>) -> brigade_hyper::Serve<Router>;
     let cases: [(Configure, &str); 3] = [

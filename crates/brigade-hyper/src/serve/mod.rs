@@ -44,6 +44,10 @@ pub const DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The longest timeout that is kept as it is: longer ones (up to
+/// `Duration::MAX`) mean "never" in practice and are cut to this.
+const FAR: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
+
 /// Serves `service` on `listener`'s connections, on brigade's workers: the
 /// counterpart of `axum::serve` for brigade.
 ///
@@ -233,7 +237,8 @@ impl<S> Serve<S> {
     /// connections are watched by [keep-alive
     /// pings](Self::http2_keep_alive_interval) instead.
     ///
-    /// `Some(Duration::ZERO)` is invalid.
+    /// `Some(Duration::ZERO)` is invalid; a timeout over ten years counts
+    /// as ten years.
     pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.config.header_read_timeout = timeout;
         self
@@ -266,7 +271,7 @@ impl<S> Serve<S> {
     /// [`http2_keep_alive_timeout`](Self::http2_keep_alive_timeout) is
     /// disconnected. `None` sends no pings. The default is
     /// [`DEFAULT_HTTP2_KEEP_ALIVE_INTERVAL`] (60 s). `Some(Duration::ZERO)`
-    /// is invalid.
+    /// is invalid; an interval over ten years counts as ten years.
     pub fn http2_keep_alive_interval(mut self, interval: Option<Duration>) -> Self {
         self.config.http2_keep_alive_interval = interval;
         self
@@ -274,7 +279,7 @@ impl<S> Serve<S> {
 
     /// How long a keep-alive ping may go unanswered. The default,
     /// [`DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT`] (20 s), is hyper's.
-    /// `Duration::ZERO` is invalid.
+    /// `Duration::ZERO` is invalid; over ten years counts as ten years.
     pub fn http2_keep_alive_timeout(mut self, timeout: Duration) -> Self {
         self.config.http2_keep_alive_timeout = timeout;
         self

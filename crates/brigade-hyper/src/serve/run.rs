@@ -137,14 +137,20 @@ fn connection_builder(config: &Config) -> auto::Builder<BrigadeExecutor> {
     builder
         .http1()
         .timer(BrigadeTimer::new())
-        .header_read_timeout(config.header_read_timeout);
+        .header_read_timeout(config.header_read_timeout.map(far));
     builder
         .http2()
         .timer(BrigadeTimer::new())
         .max_concurrent_streams(config.http2_max_concurrent_streams)
-        .keep_alive_interval(config.http2_keep_alive_interval)
-        .keep_alive_timeout(config.http2_keep_alive_timeout);
+        .keep_alive_interval(config.http2_keep_alive_interval.map(far))
+        .keep_alive_timeout(far(config.http2_keep_alive_timeout));
     builder
+}
+
+/// `duration`, at most [`FAR`](super::FAR): hyper adds its timeouts to
+/// `Instant::now()`, which panics past the representable range.
+fn far(duration: Duration) -> Duration {
+    duration.min(super::FAR)
 }
 
 /// One accepted connection and what its task needs.
