@@ -3,8 +3,8 @@
 //! /kv/{key}` with `{"value": …}`), `GET /health`, and with feature
 //! `tokio-compat` `GET /proxy/{key}`, a handler that calls the service
 //! through hyper-util's tokio-based client. The bulk job re-indexes the
-//! store in units of about 50–100 µs, with `yield_if_busy()` between units
-//! (`yield_now()` on tokio). Prints requests/s and bulk units/s each second
+//! store in units of about 50–100 µs, in `spawn_elastic` tasks with
+//! `yield_if_busy()` between units (`yield_now()` on tokio). Prints requests/s and bulk units/s each second
 //! and a `summary` line at the end.
 //!
 //! ```text
@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Flags: `--runtime brigade|tokio`, `--addr`, `--workers`, `--bulk N` (0 =
-//! no bulk job), `--keys`, `--secs` (0 = run until killed). See
+//! no bulk job), `--no-elastic` (brigade: `spawn` the bulk tasks, not
+//! `spawn_elastic`), `--keys`, `--secs` (0 = run until killed). See
 //! `examples/src/service/http.rs`; `scripts/service_bench.sh` compares the
 //! runtimes.
 

@@ -4,8 +4,8 @@
 //! brigade serves tonic's routes with `brigade_hyper::serve` (HTTP/2 with
 //! prior knowledge, as gRPC clients speak it); tokio with
 //! `tonic::transport::Server`. The bulk job re-indexes the store in units
-//! of about 50–100 µs, with `yield_if_busy()` between units (`yield_now()`
-//! on tokio). Prints requests/s and bulk units/s each second and a
+//! of about 50–100 µs, in `spawn_elastic` tasks with `yield_if_busy()`
+//! between units (`yield_now()` on tokio). Prints requests/s and bulk units/s each second and a
 //! `summary` line at the end. No `protoc` is needed to build it.
 //!
 //! ```text
@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Flags: `--runtime brigade|tokio`, `--addr`, `--workers`, `--bulk N` (0 =
-//! no bulk job), `--keys`, `--secs` (0 = run until killed). See
+//! no bulk job), `--no-elastic` (brigade: `spawn` the bulk tasks, not
+//! `spawn_elastic`), `--keys`, `--secs` (0 = run until killed). See
 //! `examples/src/service/grpc.rs`; `scripts/service_bench.sh` compares the
 //! runtimes.
 

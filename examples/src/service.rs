@@ -11,7 +11,10 @@
 //! - **Bulk job**: `--bulk` tasks re-indexing the store, a unit (a chunk of
 //!   [`store::UNIT_ENTRIES`] keys hashed and sorted) at a time, with
 //!   `brigade::yield_if_busy().await` between units on brigade and
-//!   `tokio::task::yield_now().await` on tokio.
+//!   `tokio::task::yield_now().await` on tokio. On brigade they are
+//!   spawned with `spawn_elastic` (`spawn` with `--no-elastic`), as
+//!   brigade asks bulk work to be; `yield_now` is tokio's closest
+//!   equivalent of the yield point (see `http_import`).
 //! - **Report**: requests/s and bulk units/s each second, and a summary
 //!   line at the end ([`run`]); every handler counts itself in [`Stats`],
 //!   with the requests served off the runtime's worker threads.
@@ -129,7 +132,7 @@ fn start<V: Value>(
     let stats = Arc::new(Stats::new(worker_name(config.runtime)));
     let addr = serve(&runtime, store.clone(), stats.clone())?;
     for task in 0..config.bulk {
-        spawn_bulk(&runtime, task, store.clone(), stats.clone());
+        spawn_bulk(&runtime, config.elastic, task, store.clone(), stats.clone());
     }
     Ok(Server {
         addr,
@@ -141,8 +144,14 @@ fn start<V: Value>(
 }
 
 /// Spawns bulk task `task`: re-index units until the server stops, with a
-/// yield point after each.
-fn spawn_bulk<V: Value>(runtime: &Runtime, task: usize, store: Arc<Store<V>>, stats: Arc<Stats>) {
+/// yield point after each; on brigade with `spawn_elastic` if `elastic`.
+fn spawn_bulk<V: Value>(
+    runtime: &Runtime,
+    elastic: bool,
+    task: usize,
+    store: Arc<Store<V>>,
+    stats: Arc<Stats>,
+) {
     // Spread the tasks over the shards (a different stride than the
     // shards' count keeps them apart).
     let mut cursor = Cursor::at_shard(task * 5);
@@ -153,11 +162,16 @@ fn spawn_bulk<V: Value>(runtime: &Runtime, task: usize, store: Arc<Store<V>>, st
     };
     match runtime {
         Runtime::Brigade(rt) => {
-            rt.spawn(async move {
+            let bulk = async move {
                 while unit() {
                     brigade::yield_if_busy().await;
                 }
-            });
+            };
+            if elastic {
+                rt.spawn_elastic(bulk);
+            } else {
+                rt.spawn(bulk);
+            }
         }
         Runtime::Tokio(rt) => {
             rt.spawn(async move {
@@ -249,8 +263,13 @@ impl Drop for Server {
 /// summary runtime=brigade workers=2 bulk=4 secs=5.00 requests=… requests/s=… bulk_units=… bulk_units/s=… off_worker=0
 /// ```
 pub fn run(config: &Config, server: Server) {
+    let spawn = match (config.runtime, config.elastic) {
+        (RuntimeKind::Brigade, true) => ", spawn_elastic",
+        (RuntimeKind::Brigade, false) => ", spawn",
+        (RuntimeKind::Tokio, _) => "",
+    };
     println!(
-        "listening on {} ({}, {} workers, {} bulk tasks; a bulk unit takes {} µs here)",
+        "listening on {} ({}, {} workers, {} bulk tasks{spawn}; a bulk unit takes {} µs here)",
         server.addr(),
         config.runtime,
         config.workers,

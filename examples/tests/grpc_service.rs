@@ -24,6 +24,7 @@ fn start(runtime: RuntimeKind) -> Server {
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
         workers: 2,
         bulk: 2,
+        elastic: true,
         keys: 1000,
         duration: None,
     };

@@ -219,6 +219,7 @@ fn with_http_kv_every_put_and_get_is_answered_by_axum_service_on_both_runtimes()
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             workers: 2,
             bulk: 2,
+            elastic: true,
             keys: PREFILL,
             duration: None,
         })

@@ -12,6 +12,7 @@ pub const FLAGS: &str = "\
   --addr A       where to listen (default 127.0.0.1:PORT; port 0 picks a free one)
   --workers N    worker threads (default 2)
   --bulk N       bulk re-index tasks beside the service (default 2 × workers; 0 = none)
+  --no-elastic   brigade: spawn the bulk tasks with spawn instead of spawn_elastic
   --keys N       keys key:000000000000 .. prefilled (default 100000)
   --secs S       stop after S seconds, printing a summary (default 0 = run until killed)";
 
@@ -26,6 +27,10 @@ pub struct Config {
     pub workers: usize,
     /// Bulk re-index tasks (0: no bulk job).
     pub bulk: usize,
+    /// brigade: spawn the bulk tasks with `spawn_elastic` (the default),
+    /// whose CPU the runtime's controller bounds by the scheduling latency,
+    /// or with `spawn` (`--no-elastic`). No effect on tokio.
+    pub elastic: bool,
     /// Keys prefilled.
     pub keys: u64,
     /// How long to run; `None`: until killed.
@@ -40,6 +45,7 @@ impl Config {
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
             workers: 2,
             bulk: 4,
+            elastic: true,
             keys: 100_000,
             duration: None,
         }
@@ -61,6 +67,7 @@ impl Config {
                 "--addr" => config.addr = parse_addr(&value()?)?,
                 "--workers" => config.workers = parse_positive(flag, &value()?)?,
                 "--bulk" => bulk = Some(parse_number(flag, &value()?)?),
+                "--no-elastic" => config.elastic = false,
                 "--keys" => config.keys = parse_positive(flag, &value()?)?,
                 "--secs" => config.duration = parse_secs(flag, &value()?)?,
                 _ => return Ok(false),
@@ -118,6 +125,7 @@ mod tests {
             "10",
             "--secs",
             "2.5",
+            "--no-elastic",
         ])
         .unwrap();
         assert_eq!(
@@ -127,6 +135,7 @@ mod tests {
                 addr: SocketAddr::from(([127, 0, 0, 1], 0)),
                 workers: 3,
                 bulk: 6,
+                elastic: false,
                 keys: 10,
                 duration: Some(Duration::from_millis(2500)),
             }
