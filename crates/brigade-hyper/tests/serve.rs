@@ -206,6 +206,17 @@ fn the_shutdown_timeout_closes_connections_still_open() {
 }
 
 #[test]
+fn dropping_the_server_closes_its_listener_and_connections() {
+    let (router, _control) = app();
+    let mut server = start(router, |serve| serve);
+    let mut open = connect(server.addr);
+    assert_eq!(get_on(&mut open, "/").unwrap().1, "hello");
+    server.abort();
+    wait_closed(&mut open).unwrap();
+    assert!(refused(server.addr));
+}
+
+#[test]
 fn a_panicking_handler_ends_only_its_connection() {
     let (router, _control) = app();
     let server = start(router, |serve| serve);

@@ -97,6 +97,17 @@ impl Server {
             .expect("serve's task panicked")
     }
 
+    /// Drops `serve`'s future (aborts its task), bounded.
+    pub fn abort(&mut self) {
+        let done = self.done.take().expect("waited once");
+        done.abort();
+        let ended = self
+            .rt
+            .block_on(async { brigade::time::timeout(LIMIT, done).await })
+            .expect("the aborted serve did not end in time");
+        assert!(ended.unwrap_err().is_cancelled());
+    }
+
     /// The runtime the server runs on.
     pub fn runtime(&self) -> &brigade::Runtime {
         &self.rt
