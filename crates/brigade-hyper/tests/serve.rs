@@ -236,6 +236,20 @@ fn a_panicking_handler_ends_only_its_connection() {
     for _ in 0..3 {
         assert_eq!(fetch(addr, "/").unwrap().1, "hello");
     }
+
+    // Over HTTP/2 the handler's stream gets no response; the server goes on.
+    on_tokio(async move {
+        let http2 = Client::builder(TokioExecutor::new())
+            .http2_only(true)
+            .build_http::<Full<Bytes>>();
+        let hello = format!("http://{addr}/").parse::<http::Uri>()?;
+        assert_eq!(http2.get(hello.clone()).await?.status(), 200);
+        let panicked = http2.get(format!("http://{addr}/panic").parse()?).await;
+        assert!(panicked.is_err(), "no response: {panicked:?}");
+        let response = http2.get(hello).await?;
+        assert_eq!(response.into_body().collect().await?.to_bytes(), "hello");
+        Ok(())
+    });
     server.shutdown().unwrap();
 }
 

@@ -52,9 +52,10 @@ const FAR: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
 /// counterpart of `axum::serve` for brigade.
 ///
 /// `service` is any tower service of HTTP requests whose future is `Send`:
-/// an axum `Router`, tonic's `Routes`, or hyper's `service_fn` behind
-/// hyper-util's `HyperToTowerService`... It is cloned for each connection
-/// (and each request). HTTP/1.1 and HTTP/2 are served on the same port:
+/// an axum `Router`, tonic's `Routes`, a function made a service by
+/// `tower::service_fn`, or a stack of tower layers. It is cloned for each
+/// connection (and each request, as hyper-util's `TowerToHyperService`
+/// calls it). HTTP/1.1 and HTTP/2 are served on the same port:
 /// HTTP/2 with prior knowledge (h2c, as gRPC clients speak it); there is no
 /// TLS here.
 ///
@@ -75,8 +76,9 @@ const FAR: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
 ///   accepting resumes a second later.
 /// - A connection that fails (a reset, a malformed request, a timeout) is a
 ///   `tracing` event at debug level, never the end of the server. A handler
-///   that panics ends its connection only (its request gets no response; a
-///   warning is logged); the server goes on.
+///   that panics ends its HTTP/1 connection only (its request gets no
+///   response; a warning is logged), or over HTTP/2 its stream only (reset);
+///   the server goes on.
 /// - At [`max_connections`](Serve::max_connections) open connections it
 ///   waits for one to close before it accepts the next: the waiting clients
 ///   stay in the listen backlog.
