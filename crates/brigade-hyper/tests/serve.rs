@@ -207,12 +207,17 @@ fn the_shutdown_timeout_closes_connections_still_open() {
 
 #[test]
 fn dropping_the_server_closes_its_listener_and_connections() {
-    let (router, _control) = app();
+    let (router, control) = app();
     let mut server = start(router, |serve| serve);
-    let mut open = connect(server.addr);
-    assert_eq!(get_on(&mut open, "/").unwrap().1, "hello");
+    let mut idle = connect(server.addr);
+    assert_eq!(get_on(&mut idle, "/").unwrap().1, "hello");
+    let mut busy = connect(server.addr);
+    write!(busy, "GET /slow HTTP/1.1\r\nhost: test\r\n\r\n").unwrap();
+    control.wait_started(1);
+    // Never released: only closing the connection ends that request.
     server.abort();
-    wait_closed(&mut open).unwrap();
+    wait_closed(&mut idle).unwrap();
+    wait_closed(&mut busy).unwrap();
     assert!(refused(server.addr));
 }
 
