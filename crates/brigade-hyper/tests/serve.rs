@@ -261,9 +261,10 @@ fn a_panicking_handler_ends_only_its_connection() {
 /// Sends a request head a byte every 50 ms until the server closes the
 /// connection: how many bytes it sent, and for how long.
 fn slow_header_client(addr: SocketAddr, head: &[u8]) -> io::Result<(usize, Duration)> {
+    // Before connecting: the server's timeout starts after this.
+    let start = Instant::now();
     let mut stream = connect(addr);
     stream.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let start = Instant::now();
     let mut reply = [0u8; 256];
     for (sent, byte) in head.iter().enumerate() {
         if stream.write_all(&[*byte]).is_err() {
@@ -302,8 +303,8 @@ fn slow_header_and_silent_clients_are_dropped_while_others_are_served() {
     let addr = server.addr;
     let slow = thread::spawn(move || slow_header_client(addr, HEAD));
     let silent = thread::spawn(move || {
-        let mut stream = connect(addr);
         let start = Instant::now();
+        let mut stream = connect(addr);
         wait_closed(&mut stream).map(|()| start.elapsed())
     });
 
