@@ -107,9 +107,10 @@ where
     Ok(())
 }
 
-/// A permit under the cap, then the next connection. Accept errors are
-/// logged and retried, after a pause unless [`accept`](crate::accept)
-/// paused already.
+/// A permit under the cap, then the next connection. [`accept`](crate::accept)
+/// rides out one connection's errors and a lack of descriptors itself; an
+/// error it returns is logged, and accepting resumes after
+/// [`ACCEPT_ERROR_PAUSE`].
 async fn next_connection(listener: &TcpListener, permits: &Arc<Semaphore>) -> Step {
     // The semaphore is never closed, so this waits for a permit.
     let Ok(permit) = Arc::clone(permits).acquire_owned().await else {
