@@ -6,6 +6,15 @@
 //! cargo run --release -p brigade-examples --example kv_load -- --rate 20000 --secs 5
 //! ```
 //!
+//! With `--http-kv`, HTTP/1.1 `PUT /kv/KEY` and `GET /kv/KEY` to
+//! `axum_service` instead (1 PUT in 10 here):
+//!
+//! ```text
+//! cargo run --release -p brigade-examples --example axum_service -- --workers 2
+//! cargo run --release -p brigade-examples --example kv_load -- --http-kv --addr 127.0.0.1:3000 \
+//!     --keys 100000 --ratio 1:9 --rate 20000 --secs 5
+//! ```
+//!
 //! Prints one summary line (`--json`: one JSON object) and a warning on
 //! stderr if it could not send at 95% of `--rate`. Exits with 1 if a
 //! request failed or went unanswered, or the `--slow-log` file could not be

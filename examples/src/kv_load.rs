@@ -1,7 +1,9 @@
 //! An open-loop load for the `kv` example (or any Redis-protocol server):
 //! SET and GET requests at a fixed rate, whatever the server's answers;
 //! with `--http`, HTTP/1.1 `GET /` at a fixed rate instead (for
-//! `http_import`, where `wrk` is the closed loop).
+//! `http_import`, where `wrk` is the closed loop); with `--http-kv`,
+//! HTTP/1.1 `PUT /kv/KEY` (a JSON body) and `GET /kv/KEY` per `--ratio` (for
+//! `axum_service`).
 //!
 //! `redis-benchmark` is a closed loop: each connection sends its next
 //! request when the last is answered, so a faster server makes the client

@@ -2,7 +2,8 @@
 //! (brigade or tokio, the runtime abstraction, the benches' settings), the
 //! calibrated busy work, the busy neighbour processes that crowd the host, the workloads written once for both runtimes, the
 //! scaling bench's settings and tables, and the mixed-load, stuck-worker,
-//! flood, `http_import` and `kv` demos (and `kv_load`, an open-loop load for `kv` and, with `--http`, for `http_import`) and the soak test (configuration,
+//! flood, `http_import` and `kv` demos (and `kv_load`, an open-loop load for `kv` and, with `--http`, for `http_import`, with `--http-kv` for `axum_service`), the
+//! `axum_service` and `grpc_service` examples ([`service`]) and the soak test (configuration,
 //! measurement, report and chart), and the brigade/tokio summary of the
 //! criterion benches, kept in a library so that it is unit-tested by
 //! `cargo test --workspace`.
@@ -20,6 +21,7 @@ pub mod memory;
 pub mod mixed_load;
 pub mod neighbours;
 pub mod scaling;
+pub mod service;
 pub mod soak;
 pub mod stuck_worker;
 #[cfg(feature = "tokio-compat")]

@@ -41,6 +41,7 @@ fn load_config(addr: SocketAddr) -> kv_load::Config {
         // Only a hang comes near it.
         drain: Duration::from_secs(30),
         http: false,
+        http_kv: false,
         json: false,
         slow_log: None,
         slow_threshold: Duration::from_millis(1),
@@ -203,5 +204,38 @@ fn with_http_every_get_is_answered_by_http_import_on_both_runtimes() {
         assert_eq!(server.requests(), 2_000, "{runtime}");
         let totals = server.shutdown();
         assert!(totals.rows > 0, "{runtime}: the import ran");
+    }
+}
+
+/// `--http-kv` against `axum_service` (bulk job on): every `PUT /kv/KEY`
+/// and `GET /kv/KEY` is sent on schedule and answered with a 200 (every key
+/// is prefilled, so no GET misses), and the server counted each one.
+#[test]
+fn with_http_kv_every_put_and_get_is_answered_by_axum_service_on_both_runtimes() {
+    use brigade_examples::service::{self, Config};
+    for runtime in RuntimeKind::ALL {
+        let server = service::http::start(&Config {
+            runtime,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            workers: 2,
+            bulk: 2,
+            elastic: true,
+            keys: PREFILL,
+            duration: None,
+        })
+        .unwrap();
+        let mut config = load_config(server.addr());
+        config.http_kv = true;
+        let report = kv_load::run(&config).unwrap();
+        let tally = &report.tally;
+        assert_eq!((tally.sent, tally.answered), (2_000, 2_000), "{runtime}");
+        assert_eq!(report.errors(), 0, "{runtime}: {:?}", tally.first_error);
+        assert_eq!((tally.sets, tally.hits, tally.misses), (1_000, 1_000, 0));
+        assert_eq!(tally.http_ok, 2_000, "{runtime}");
+        assert!(report.clean(), "{runtime}");
+        assert_eq!(server.stats().requests(), 2_000, "{runtime}");
+        let totals = server.shutdown();
+        assert!(totals.units > 0, "{runtime}: the bulk job ran");
+        assert_eq!(totals.off_worker, 0, "{runtime}");
     }
 }

@@ -1,7 +1,42 @@
-//! Run [hyper] 1.x on the [brigade] runtime.
+//! Run [hyper] 1.x services, such as an axum app or tonic routes, on the
+//! [brigade] runtime.
+//!
+//! # Serving a tower service: [`serve`]
+//!
+//! `axum::serve` and tonic's `Server` need tokio's reactor. [`serve`] is
+//! their counterpart on brigade: it serves any tower service of HTTP
+//! requests (an axum `Router`, tonic's `Routes`, a hyper service) on
+//! brigade's workers, HTTP/1.1 and HTTP/2 with prior knowledge (h2c, as
+//! gRPC clients speak it) on one port, one brigade task per connection.
+//! Request handlers run as ordinary brigade tasks, so a background job that
+//! calls [`brigade::yield_if_busy`] between units of work gives way to them.
+//!
+//! ```no_run
+//! use axum::{Router, routing::get};
+//!
+//! #[brigade::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let app = Router::new().route("/", get(|| async { "hello from brigade" }));
+//!     let listener = brigade::net::TcpListener::bind("0.0.0.0:3000").await?;
+//!     brigade_hyper::serve(listener, app)
+//!         // Stop accepting on Ctrl-C, finish the requests in flight, return.
+//!         .with_graceful_shutdown(async {
+//!             let _ = brigade::signal::ctrl_c().await;
+//!         })
+//!         .await
+//! }
+//! ```
+//!
+//! [`Serve`]'s methods set the peer address as [`ConnectInfo`] (and as
+//! axum's `ConnectInfo`, with this crate's `axum` feature), a header-read
+//! timeout, a cap on open connections, HTTP/2 limits and a deadline for the
+//! graceful shutdown. [`serve`] has a complete example with a client.
+//!
+//! # The parts: hyper on brigade
 //!
 //! hyper is runtime-agnostic: it asks for an executor, a timer and IO types.
-//! This crate provides all three on brigade:
+//! This crate provides all three on brigade, for servers and clients written
+//! on hyper's connection builders directly:
 //!
 //! - [`BrigadeExecutor`], a [`hyper::rt::Executor`] that spawns hyper's
 //!   background futures (HTTP/2 connection and stream tasks) as brigade
@@ -14,15 +49,13 @@
 //! And for the server's accept loop, [`accept`]: it backs off while the
 //! process is out of file descriptors, instead of spinning at 100% CPU.
 //!
-//! It depends on hyper with no features: enable hyper's `http1`/`http2` and
-//! `server`/`client` features in your own crate as you need them.
+//! This crate enables hyper's `http1`, `http2` and `server` features; enable
+//! `client` in your own crate for hyper's client.
 //!
-//! Request handlers run as ordinary brigade tasks, so a background job that
-//! calls [`brigade::yield_if_busy`] between units of work gives way to them.
+//! ## Example
 //!
-//! # Example
-//!
-//! An HTTP/1.1 server and a client on loopback, both on brigade:
+//! An HTTP/1.1 server and a client on loopback, both on brigade, written on
+//! hyper's connection builders:
 //!
 //! ```
 //! use std::convert::Infallible;
@@ -83,9 +116,20 @@
 mod accept;
 mod executor;
 mod io;
+mod serve;
 mod timer;
 
 pub use accept::{FIRST_PAUSE, MAX_PAUSE, accept, accept_with};
 pub use executor::BrigadeExecutor;
 pub use io::BrigadeIo;
+pub use serve::{
+    ConnectInfo, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_HTTP2_KEEP_ALIVE_INTERVAL,
+    DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS,
+    DEFAULT_MAX_CONNECTIONS, Serve, ServeFuture, serve,
+};
 pub use timer::{BrigadeSleep, BrigadeTimer};
+
+/// The README's Rust examples (what crates.io shows), compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -10,9 +10,9 @@ use crate::flags::{parse_number, parse_positive, parse_positive_secs, walk_flags
 pub const HELP: &str = "\
 usage: kv_load [--addr HOST:PORT] [--rate R] [--connections C] [--secs S]
                [--keys N] [--ratio SET:GET] [--value-size B] [--threads T]
-               [--drain-secs S] [--http] [--json] [--slow-log FILE [--slow-ms MS]]
+               [--drain-secs S] [--http | --http-kv] [--json] [--slow-log FILE [--slow-ms MS]]
 
-An open-loop RESP (or, with --http, HTTP/1.1) load: requests go out at a fixed rate whatever the
+An open-loop RESP (or, with --http or --http-kv, HTTP/1.1) load: requests go out at a fixed rate whatever the
 server's answers, and each request's latency runs from the time it was due
 to be sent (not the time it went out) to its reply.
 
@@ -30,6 +30,11 @@ to be sent (not the time it went out) to its reply.
                      replies lag), e.g. to http_import (--addr 127.0.0.1:8080); a
                      200 is an answer, any other status an error; --keys,
                      --ratio and --value-size do not apply
+  --http-kv          send HTTP/1.1 `PUT /kv/KEY` (JSON body {\"value\":\"xx..\"}, --value-size
+                     x's) and `GET /kv/KEY` per --ratio instead, keep-alive and pipelined
+                     while replies lag, e.g. to axum_service (--addr 127.0.0.1:3000
+                     --keys 100000, its default prefill); a 200 is an answer, a 404 to a
+                     GET a miss, any other status an error
   --json             print the summary as one JSON object
   --slow-log FILE    write each request slower than --slow-ms (default 0.5) to
                      FILE, one line \"DUE_NS REPLY_NS\" in CLOCK_MONOTONIC
@@ -60,6 +65,9 @@ pub struct Config {
     pub drain: Duration,
     /// Send HTTP/1.1 `GET /` instead of RESP commands.
     pub http: bool,
+    /// Send HTTP/1.1 `PUT /kv/KEY` and `GET /kv/KEY` instead of RESP
+    /// commands (`--http-kv`).
+    pub http_kv: bool,
     /// Print the summary as JSON.
     pub json: bool,
     /// Where to write the slow requests (`--slow-log`), if anywhere.
@@ -81,6 +89,7 @@ impl Default for Config {
             threads: 1,
             drain: Duration::from_secs(5),
             http: false,
+            http_kv: false,
             json: false,
             slow_log: None,
             slow_threshold: Duration::from_micros(500),
@@ -105,6 +114,7 @@ impl Config {
                 "--threads" => config.threads = parse_positive(flag, &value()?)?,
                 "--drain-secs" => config.drain = parse_positive_secs(flag, &value()?)?,
                 "--http" => config.http = true,
+                "--http-kv" => config.http_kv = true,
                 "--json" => config.json = true,
                 "--slow-log" => config.slow_log = Some(PathBuf::from(value()?)),
                 "--slow-ms" => config.slow_threshold = parse_ms(flag, &value()?)?,
@@ -117,6 +127,9 @@ impl Config {
                 "--threads ({}) must be at most --connections ({})",
                 config.threads, config.connections
             ));
+        }
+        if config.http && config.http_kv {
+            return Err("--http and --http-kv are two different loads: pick one".to_owned());
         }
         if config.value_size > crate::kv::resp::MAX_BULK {
             return Err(format!(
@@ -223,6 +236,7 @@ mod tests {
                 threads: 2,
                 drain: Duration::from_millis(500),
                 http: true,
+                http_kv: false,
                 json: true,
                 slow_log: Some(PathBuf::from("/tmp/slow.txt")),
                 slow_threshold: Duration::from_micros(250),
@@ -230,6 +244,7 @@ mod tests {
         );
         assert_eq!(config.planned(), 75_000);
         assert_eq!(parse(&["--ratio", "0:1"]).unwrap().ratio, (0, 1));
+        assert!(parse(&["--http-kv"]).unwrap().http_kv);
     }
 
     #[test]
@@ -267,6 +282,7 @@ mod tests {
             (&["--value-size", "999999999"][..], "at most"),
             (&["--connections", "2", "--threads", "3"][..], "at most"),
             (&["--frobnicate"][..], "unknown flag"),
+            (&["--http", "--http-kv"][..], "pick one"),
         ] {
             let error = parse(args).unwrap_err();
             assert!(error.contains(needle), "{args:?}: {error}");

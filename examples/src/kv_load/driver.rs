@@ -157,11 +157,10 @@ impl Answer<'_> {
     /// The first reply in `input`, parsed as the answer to a `kind`
     /// request, and its length; `None` if incomplete.
     fn parse(kind: Kind, input: &[u8]) -> Result<Option<(Answer<'_>, usize)>, ProtocolError> {
-        Ok(match kind {
-            Kind::HttpGet => http_reply::parse(input)?.map(|(code, len)| (Answer::Http(code), len)),
-            Kind::Set | Kind::Get => {
-                reply::parse(input)?.map(|(reply, len)| (Answer::Resp(reply), len))
-            }
+        Ok(if kind.is_http() {
+            http_reply::parse(input)?.map(|(code, len)| (Answer::Http(code), len))
+        } else {
+            reply::parse(input)?.map(|(reply, len)| (Answer::Resp(reply), len))
         })
     }
 }
@@ -173,7 +172,16 @@ fn record(kind: Kind, answer: Answer<'_>, tally: &mut Tally) {
         (Kind::Get, Answer::Resp(Reply::Bulk(Some(_)))) => tally.hits += 1,
         (Kind::Get, Answer::Resp(Reply::Bulk(None))) => tally.misses += 1,
         (Kind::HttpGet, Answer::Http(200)) => tally.http_ok += 1,
-        (Kind::HttpGet, Answer::Http(code)) => {
+        (Kind::HttpKvPut, Answer::Http(200)) => {
+            tally.http_ok += 1;
+            tally.sets += 1;
+        }
+        (Kind::HttpKvGet, Answer::Http(200)) => {
+            tally.http_ok += 1;
+            tally.hits += 1;
+        }
+        (Kind::HttpKvGet, Answer::Http(404)) => tally.misses += 1,
+        (_, Answer::Http(code)) => {
             tally.error_replies += 1;
             tally.note_error(|| format!("HTTP status {code}"));
         }

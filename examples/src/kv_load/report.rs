@@ -21,7 +21,7 @@ pub struct Tally {
     pub hits: u64,
     /// Replies to GET without one (`$-1`).
     pub misses: u64,
-    /// HTTP responses with status 200 (`--http`).
+    /// HTTP responses with status 200 (`--http`, `--http-kv`).
     pub http_ok: u64,
     /// Error replies, and replies of the wrong kind for the command.
     pub error_replies: u64,

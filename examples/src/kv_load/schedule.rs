@@ -21,6 +21,17 @@ pub enum Kind {
     Get,
     /// HTTP/1.1 `GET /` (`--http`).
     HttpGet,
+    /// HTTP/1.1 `PUT /kv/KEY` with a JSON body (`--http-kv`).
+    HttpKvPut,
+    /// HTTP/1.1 `GET /kv/KEY` (`--http-kv`).
+    HttpKvGet,
+}
+
+impl Kind {
+    /// Whether the reply is an HTTP response.
+    pub fn is_http(self) -> bool {
+        matches!(self, Kind::HttpGet | Kind::HttpKvPut | Kind::HttpKvGet)
+    }
 }
 
 /// One connection's requests and their due times.
@@ -35,6 +46,9 @@ pub struct Schedule {
     keys: u64,
     /// `--http`: every request is [`Kind::HttpGet`].
     http: bool,
+    /// `--http-kv`: [`Kind::HttpKvPut`] and [`Kind::HttpKvGet`] per the
+    /// ratio.
+    http_kv: bool,
     /// Requests of this connection taken so far.
     taken: u64,
 }
@@ -53,6 +67,7 @@ impl Schedule {
             ratio: config.ratio,
             keys: config.keys,
             http: config.http,
+            http_kv: config.http_kv,
             taken: 0,
         }
     }
@@ -81,12 +96,13 @@ impl Schedule {
         let (sets, gets) = self.ratio;
         // By the connection's own count, so that each connection mixes
         // both commands whatever C and the ratio are.
-        let kind = if self.http {
-            Kind::HttpGet
-        } else if taken % u64::from(sets + gets) < u64::from(sets) {
-            Kind::Set
-        } else {
-            Kind::Get
+        let set = taken % u64::from(sets + gets) < u64::from(sets);
+        let kind = match (self.http, self.http_kv, set) {
+            (true, _, _) => Kind::HttpGet,
+            (false, true, true) => Kind::HttpKvPut,
+            (false, true, false) => Kind::HttpKvGet,
+            (false, false, true) => Kind::Set,
+            (false, false, false) => Kind::Get,
         };
         Some((due, kind, spread(global) % self.keys))
     }
@@ -108,12 +124,15 @@ pub const HTTP_GET: &[u8] = b"GET / HTTP/1.1\r\nhost: kv-load\r\n\r\n";
 
 /// Appends the request for `kind`: for SET and GET the RESP array on key
 /// number `key` (named as kv's prefilled keys, `key:000000000042`), with
-/// `value` for a SET; for HTTP [`HTTP_GET`].
+/// `value` for a SET; for `--http` [`HTTP_GET`]; for `--http-kv` the
+/// request on `/kv/KEY`, a PUT's body `{"value":"VALUE"}` (`value` is
+/// plain ASCII, no escaping needed).
 pub fn encode(kind: Kind, key: u64, value: &[u8], out: &mut Vec<u8>) {
     let (count, name) = match kind {
         Kind::Set => (3, "SET"),
         Kind::Get => (2, "GET"),
         Kind::HttpGet => return out.extend_from_slice(HTTP_GET),
+        Kind::HttpKvGet | Kind::HttpKvPut => return encode_http_kv(kind, key, value, out),
     };
     let key = format!("key:{key:012}");
     write!(
@@ -127,6 +146,27 @@ pub fn encode(kind: Kind, key: u64, value: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(value);
         out.extend_from_slice(b"\r\n");
     }
+}
+
+/// `--http-kv`'s request for `kind` on key number `key`.
+fn encode_http_kv(kind: Kind, key: u64, value: &[u8], out: &mut Vec<u8>) {
+    if kind == Kind::HttpKvGet {
+        write!(
+            out,
+            "GET /kv/key:{key:012} HTTP/1.1\r\nhost: kv-load\r\n\r\n"
+        )
+        .expect("a Vec");
+        return;
+    }
+    let body_len = br#"{"value":""}"#.len() + value.len();
+    write!(
+        out,
+        "PUT /kv/key:{key:012} HTTP/1.1\r\nhost: kv-load\r\n\
+         content-type: application/json\r\ncontent-length: {body_len}\r\n\r\n{{\"value\":\""
+    )
+    .expect("a Vec");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\"}");
 }
 
 /// splitmix64's finaliser: request numbers to well-spread key numbers.
@@ -234,5 +274,25 @@ mod tests {
         encode(Kind::HttpGet, 3, b"unused", &mut out);
         encode(Kind::HttpGet, 4, b"unused", &mut out);
         assert_eq!(out, [HTTP_GET, HTTP_GET].concat());
+    }
+
+    #[test]
+    fn with_http_kv_puts_and_gets_follow_the_ratio() {
+        let mut config = config(1000, 2, 20);
+        config.http_kv = true;
+        config.ratio = (1, 4);
+        let requests = all(&config, Instant::now());
+        let puts = requests.iter().flatten().filter(|r| r.1 == Kind::HttpKvPut);
+        let gets = requests.iter().flatten().filter(|r| r.1 == Kind::HttpKvGet);
+        assert_eq!((puts.count(), gets.count()), (4, 16));
+        let mut out = Vec::new();
+        encode(Kind::HttpKvPut, 42, b"xyz", &mut out);
+        let put = "PUT /kv/key:000000000042 HTTP/1.1\r\nhost: kv-load\r\n\
+                   content-type: application/json\r\ncontent-length: 15\r\n\r\n{\"value\":\"xyz\"}";
+        assert_eq!(String::from_utf8(out).unwrap(), put);
+        let mut out = Vec::new();
+        encode(Kind::HttpKvGet, 7, b"unused", &mut out);
+        let get = "GET /kv/key:000000000007 HTTP/1.1\r\nhost: kv-load\r\n\r\n";
+        assert_eq!(String::from_utf8(out).unwrap(), get);
     }
 }
