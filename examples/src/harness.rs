@@ -57,6 +57,47 @@ impl std::fmt::Display for RuntimeKind {
     }
 }
 
+/// Gives `SIGPIPE` back its default action, which Rust's start-up code
+/// sets to "ignore": a bench or example whose output is piped into `head`
+/// then ends quietly once `head` has read enough, as any Unix filter does,
+/// instead of panicking in `println!` and leaving its runtimes to unwind.
+/// The benches call it first thing in `main`. Sockets are unaffected:
+/// std, mio and so both runtimes send with `MSG_NOSIGNAL`.
+pub fn end_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: `signal` with `SIG_DFL` installs no handler code; it only
+    // resets the disposition of SIGPIPE for this process. It is called
+    // before any thread of the bench starts, so nothing races with it.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Prints a bench's usage and exits if its arguments ask for help (`-h`,
+/// `--help`), before criterion parses them: criterion 0.5, built without
+/// clap's help, would only answer "unexpected argument". `settings` names
+/// the environment variables the bench reads.
+pub fn exit_on_help(bench: &str, settings: &str) {
+    if std::env::args()
+        .skip(1)
+        .any(|arg| arg == "--help" || arg == "-h")
+    {
+        println!("{}", bench_usage(bench, settings));
+        std::process::exit(0);
+    }
+}
+
+/// The usage [`exit_on_help`] prints.
+pub fn bench_usage(bench: &str, settings: &str) -> String {
+    format!(
+        "usage: cargo bench -p brigade-benches --bench {bench} -- [FILTER] [--list] [OPTIONS]\n\n\
+         FILTER runs only the benchmarks whose id contains it; --list names them and runs\n\
+         nothing. OPTIONS are criterion's: --warm-up-time S, --measurement-time S,\n\
+         --sample-size N, --save-baseline NAME, --baseline NAME, --noplot.\n\
+         environment: {settings}"
+    )
+}
+
 /// The number of CPUs this process may use (1 if that cannot be told): the
 /// default worker count of the examples and of some benches.
 pub fn available_cores() -> usize {
