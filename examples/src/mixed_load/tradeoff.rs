@@ -97,7 +97,8 @@ fn overlaps(a: &Area, b: &Area) -> bool {
 }
 
 /// A label for each marker at (x, y), where one fits: each marker's texts
-/// (longest first) are tried right of it, left of it, above and below, and
+/// (longest first) are tried right of it, left of it, at its four corners,
+/// above and below, and
 /// the first that stays inside `area` and clear of every marker and every
 /// label placed so far is taken; `None` where none fits.
 pub(super) fn place_labels(markers: &[(f64, f64, Vec<String>)], area: Area) -> Vec<Option<Label>> {
@@ -116,11 +117,16 @@ pub(super) fn place_labels(markers: &[(f64, f64, Vec<String>)], area: Area) -> V
         .iter()
         .map(|(x, y, texts)| {
             let candidates = texts.iter().flat_map(|text| {
+                let (above, below) = (y - gap, y + gap + 0.8 * LABEL_SIZE);
                 [
                     (x + gap, y + 4.0, "start"),
                     (x - gap, y + 4.0, "end"),
-                    (*x, y - gap - 2.0, "middle"),
-                    (*x, y + gap + 0.8 * LABEL_SIZE, "middle"),
+                    (x - gap, above, "end"),
+                    (x - gap, below, "end"),
+                    (x + gap, above, "start"),
+                    (x + gap, below, "start"),
+                    (*x, above - 2.0, "middle"),
+                    (*x, below, "middle"),
                 ]
                 .map(|(x, y, anchor)| Label {
                     x,
@@ -215,6 +221,7 @@ pub fn render_tradeoff_svg(results: &[CaseResult], info: &ChartInfo) -> String {
     }
     let mut drawn: Vec<(f64, f64)> = Vec::new();
     let mut to_label: Vec<(f64, f64, Vec<String>)> = Vec::new();
+    let mut label_colours: Vec<&str> = Vec::new();
     for result in &busy {
         for outcome in &result.outcomes {
             let x = shares.x(outcome.background_share());
@@ -239,15 +246,19 @@ pub fn render_tradeoff_svg(results: &[CaseResult], info: &ChartInfo) -> String {
             if let Some(us) = p99(outcome) {
                 let value = format_ms(us);
                 to_label.push((x, y, vec![format!("{} {value}", outcome.name), value]));
+                label_colours.push(colour(&outcome.name));
             }
         }
     }
     let area = [LEFT + 2.0, TOP + 2.0, PLOT_RIGHT - 2.0, bottom - 2.0];
-    // The white outline (drawn under the glyphs) keeps a label legible
-    // where it crosses a grid line or an idle reference.
-    for label in place_labels(&to_label, area).into_iter().flatten() {
+    // A label takes its marker's colour, so that it reads as that marker's
+    // where markers crowd; the white outline (drawn under the glyphs) keeps
+    // it legible where it crosses a grid line or an idle reference.
+    let labels = place_labels(&to_label, area);
+    for (label, fill) in labels.iter().zip(label_colours) {
+        let Some(label) = label else { continue };
         svg.raw(&format!(
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="{}" font-size="{LABEL_SIZE}" fill="#222" stroke="white" stroke-width="3" paint-order="stroke">{}</text>"##,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="{}" font-size="{LABEL_SIZE}" fill="{fill}" stroke="white" stroke-width="3" paint-order="stroke">{}</text>"#,
             label.x,
             label.y,
             label.anchor,
