@@ -9,9 +9,13 @@
 //! apart from the runtime's name (`spawn_many_local/brigade` with
 //! `spawn_many_local/tokio`, `idle/brigade` with `idle/tokio`,
 //! `brigade_yield_now` with `tokio_yield_now`), and brigade's
-//! `yield_if_busy` also with tokio's `yield_now`, the call it replaces.
-//! Benchmarks of one runtime only (`empty_await`, `tokio/consume_budget`)
-//! are left out.
+//! `yield_if_busy` in any of its cases (`brigade_yield_if_busy/idle_worker`,
+//! `brigade/elastic+yield_if_busy`) with tokio's `yield_now`, the call it
+//! replaces. Benchmarks of one runtime only (`tokio/consume_budget`) have
+//! no row of their own; brigade's are summed up below the table
+//! ([`brigade_alone`]): the background throughput with `yield_if_busy`
+//! against none (`yield_throughput`), and what the fast path adds to an
+//! empty await (`yield_call`).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -19,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::harness::RuntimeKind;
-use crate::scaling::{Table, format_ratio};
+use crate::scaling::Table;
 
 /// One benchmark's result.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,9 +176,9 @@ pub fn pairs(estimates: &[Estimate]) -> Vec<Pair> {
         .iter()
         .filter(|(_, kind, _)| *kind == RuntimeKind::Brigade)
     {
-        let replaced = rest.replace("yield_if_busy", "yield_now");
-        let Some((tokio, _, tokio_rest)) =
-            tokio_with(&brigade.group, rest).or_else(|| tokio_with(&brigade.group, &replaced))
+        let Some((tokio, _, tokio_rest)) = partners(rest)
+            .iter()
+            .find_map(|candidate| tokio_with(&brigade.group, candidate))
         else {
             continue;
         };
@@ -193,10 +197,33 @@ pub fn pairs(estimates: &[Estimate]) -> Vec<Pair> {
     pairs
 }
 
-/// A time per iteration with three significant digits: `812 ns`, `4.07 µs`,
-/// `31.2 ms`, `1.20 s`.
+/// The ids, without the runtime, that a brigade benchmark's `rest` is
+/// compared with, best first: the same; then with `yield_if_busy` read as
+/// `yield_now` (`yield_if_busy/all_busy` → `yield_now/all_busy`); then
+/// without its case (`yield_now`), and for a variant that adds to
+/// `yield_if_busy` (`elastic+yield_if_busy`), `yield_now` alone.
+pub fn partners(rest: &str) -> Vec<String> {
+    let mut candidates = vec![rest.to_owned()];
+    if rest.contains("yield_if_busy") {
+        let replaced = rest.replace("yield_if_busy", "yield_now");
+        let mut segments: Vec<&str> = replaced.split('/').collect();
+        candidates.push(replaced.clone());
+        while segments.len() > 1 {
+            segments.pop();
+            candidates.push(segments.join("/"));
+        }
+        candidates.push("yield_now".to_owned());
+    }
+    candidates.dedup();
+    candidates
+}
+
+/// A time per iteration with three significant digits: `623 ps`, `812 ns`,
+/// `4.07 µs`, `31.2 ms`, `1.20 s`; below a nanosecond in ps, so that
+/// `yield_if_busy`'s fast path keeps its digits.
 pub fn format_nanos(nanos: f64) -> String {
     let (value, unit) = match nanos {
+        nanos if nanos < 1.0 => (nanos * 1e3, "ps"),
         nanos if nanos < 1e3 => (nanos, "ns"),
         nanos if nanos < 1e6 => (nanos / 1e3, "µs"),
         nanos if nanos < 1e9 => (nanos / 1e6, "ms"),
@@ -208,6 +235,18 @@ pub fn format_nanos(nanos: f64) -> String {
         _ => 0,
     };
     format!("{value:.decimals$} {unit}")
+}
+
+/// brigade's time over tokio's with three significant digits (`0.0155`,
+/// `0.97`, `1.23`), so that a ratio far below 1 keeps its digits.
+pub fn format_time_ratio(brigade: f64, tokio: f64) -> String {
+    let ratio = brigade / tokio;
+    if ratio >= 0.1 || !ratio.is_normal() {
+        format!("{ratio:.2}")
+    } else {
+        let decimals = (2.0 - ratio.log10().floor()).max(0.0) as usize;
+        format!("{ratio:.decimals$}")
+    }
 }
 
 /// Which runtime took less time, and by how much: `brigade 1.5×`,
@@ -250,11 +289,55 @@ pub fn format_summary(pairs: &[Pair]) -> String {
             },
             format_nanos(pair.brigade_nanos),
             format_nanos(pair.tokio_nanos),
-            format_ratio(pair.brigade_nanos, pair.tokio_nanos),
+            format_time_ratio(pair.brigade_nanos, pair.tokio_nanos),
             faster(pair),
         ]);
     }
     table.to_string()
+}
+
+/// The figures of brigade's benchmarks that have no tokio partner, a line
+/// each, where both of their benchmarks ran: the background's throughput
+/// with `yield_if_busy` after each unit against none (group
+/// `yield_throughput`: the time without over the time with), and what
+/// `yield_if_busy`'s fast path adds to an empty await (group `yield_call`).
+pub fn brigade_alone(estimates: &[Estimate]) -> Vec<String> {
+    let find = |group: &str, id: &str| {
+        estimates
+            .iter()
+            .find(|estimate| estimate.group == group && estimate.id == id)
+            .map(|estimate| estimate.nanos)
+    };
+    let mut lines = Vec::new();
+    if let (Some(with), Some(without)) = (
+        find("yield_throughput", "yield_if_busy"),
+        find("yield_throughput", "no_yield"),
+    ) {
+        lines.push(format!(
+            "yield_throughput: background throughput with yield_if_busy after each unit \
+             {:.3} of none's ({} against {} a run)",
+            without / with,
+            format_nanos(with),
+            format_nanos(without)
+        ));
+    }
+    if let (Some(fast), Some(floor)) = (
+        find("yield_call", "brigade_yield_if_busy/idle_worker"),
+        find("yield_call", "empty_await"),
+    ) {
+        let added = if fast > floor {
+            format!("adds {}", format_nanos(fast - floor))
+        } else {
+            "adds nothing measurable".to_owned()
+        };
+        lines.push(format!(
+            "yield_call: yield_if_busy with an idle worker {} a call, an empty await {} \
+             (the fast path {added})",
+            format_nanos(fast),
+            format_nanos(floor),
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -382,12 +465,14 @@ mod tests {
             ),
             estimate("foreground_rtt_unit10us", "tokio/yield_now", 90_000.0),
             estimate("foreground_rtt_unit10us", "tokio/consume_budget", 1.0),
-            estimate("yield_call", "empty_await", 1.0),
-            estimate("yield_call", "brigade_yield_if_busy/idle_worker", 1.0),
+            estimate("yield_call", "empty_await", 0.41),
+            estimate("yield_call", "brigade_yield_if_busy/idle_worker", 0.62),
             estimate("yield_call", "brigade_yield_now", 80.0),
             estimate("yield_call", "tokio_yield_now", 40.0),
             estimate("timers_pending_1m", "register_and_cancel/brigade", 3e8),
             estimate("timers_pending_1m", "register_and_cancel/tokio", 2e8),
+            estimate("yield_throughput", "yield_if_busy", 1.02e6),
+            estimate("yield_throughput", "no_yield", 1.0e6),
             // A tokio benchmark of another group is no partner.
             estimate("coopsched_cpu", "brigade_yield_if_busy", 1e9),
             estimate("coopsched_wait", "tokio_yield_now", 1e9),
@@ -419,7 +504,19 @@ mod tests {
                     60_000.0,
                     90_000.0
                 ),
-                (rtt, "yield_now".to_owned(), 70_000.0, 90_000.0),
+                (rtt.clone(), "yield_now".to_owned(), 70_000.0, 90_000.0),
+                (
+                    rtt,
+                    "elastic+yield_if_busy vs yield_now".to_owned(),
+                    1.0,
+                    90_000.0
+                ),
+                (
+                    "yield_call".to_owned(),
+                    "yield_if_busy/idle_worker vs yield_now".to_owned(),
+                    0.62,
+                    40.0
+                ),
                 ("yield_call".to_owned(), "yield_now".to_owned(), 80.0, 40.0),
                 (
                     "timers_pending_1m".to_owned(),
@@ -435,7 +532,7 @@ mod tests {
     fn the_summary_is_a_markdown_table_with_ratios() {
         let summary = format_summary(&pairs(&suites()));
         let lines: Vec<&str> = summary.lines().collect();
-        assert!(lines[0].contains("6 comparisons") && lines[0].contains("lower is better"));
+        assert!(lines[0].contains("8 comparisons") && lines[0].contains("lower is better"));
         assert_eq!(
             lines[2],
             "| group | variant | brigade | tokio | brigade / tokio | faster |"
@@ -448,15 +545,65 @@ mod tests {
             lines[5],
             "| foreground_rtt_unit10us | idle | 50.0 µs | 50.5 µs | 0.99 | level |"
         );
+        // yield_if_busy's sub-nanosecond fast path keeps its digits, and so
+        // does its ratio to tokio's yield_now.
         assert_eq!(
-            lines[8],
+            lines[9],
+            "| yield_call | yield_if_busy/idle_worker vs yield_now | 620 ps | 40.0 ns | 0.0155 \
+             | brigade 64.5× |"
+        );
+        assert_eq!(
+            lines[10],
             "| yield_call | yield_now | 80.0 ns | 40.0 ns | 2.00 | tokio 2.0× |"
         );
-        assert_eq!(lines.len(), 4 + 6);
+        assert_eq!(lines.len(), 4 + 8);
+    }
+
+    #[test]
+    fn brigade_s_own_figures_give_the_throughput_ratio_and_the_fast_path() {
+        let lines = brigade_alone(&suites());
+        assert_eq!(
+            lines,
+            [
+                "yield_throughput: background throughput with yield_if_busy after each unit \
+                 0.980 of none's (1.02 ms against 1.00 ms a run)",
+                "yield_call: yield_if_busy with an idle worker 620 ps a call, an empty await \
+                 410 ps (the fast path adds 210 ps)",
+            ]
+        );
+        let level = [
+            estimate("yield_call", "brigade_yield_if_busy/idle_worker", 0.4),
+            estimate("yield_call", "empty_await", 0.41),
+        ];
+        assert!(brigade_alone(&level)[0].ends_with("(the fast path adds nothing measurable)"));
+        assert!(brigade_alone(&[]).is_empty());
+    }
+
+    #[test]
+    fn yield_if_busy_is_compared_with_the_call_it_replaces() {
+        assert_eq!(
+            partners("yield_if_busy/all_busy"),
+            ["yield_if_busy/all_busy", "yield_now/all_busy", "yield_now"]
+        );
+        assert_eq!(
+            partners("elastic+yield_if_busy"),
+            ["elastic+yield_if_busy", "elastic+yield_now", "yield_now"]
+        );
+        assert_eq!(partners("idle"), ["idle"]);
+    }
+
+    #[test]
+    fn ratios_keep_three_digits_far_below_1() {
+        assert_eq!(format_time_ratio(0.62, 40.0), "0.0155");
+        assert_eq!(format_time_ratio(1.0, 2.0), "0.50");
+        assert_eq!(format_time_ratio(3.0, 2.0), "1.50");
+        assert_eq!(format_time_ratio(0.0, 2.0), "0.00");
     }
 
     #[test]
     fn times_read_in_their_unit() {
+        assert_eq!(format_nanos(0.623), "623 ps");
+        assert_eq!(format_nanos(0.0456), "45.6 ps");
         assert_eq!(format_nanos(812.4), "812 ns");
         assert_eq!(format_nanos(4_070.0), "4.07 µs");
         assert_eq!(format_nanos(31_240_000.0), "31.2 ms");
