@@ -57,20 +57,34 @@ impl std::fmt::Display for RuntimeKind {
     }
 }
 
-/// Gives `SIGPIPE` back its default action, which Rust's start-up code
-/// sets to "ignore": a bench or example whose output is piped into `head`
-/// then ends quietly once `head` has read enough, as any Unix filter does,
-/// instead of panicking in `println!` and leaving its runtimes to unwind.
-/// The benches call it first thing in `main`. Sockets are unaffected:
-/// std, mio and so both runtimes send with `MSG_NOSIGNAL`.
+/// Makes a bench or example whose output is piped into `head` end quietly,
+/// with status 0, once `head` has read enough, as any Unix filter does:
+/// Rust ignores `SIGPIPE`, so the next `println!` (criterion's, or the
+/// bench's own) panics on the closed pipe; this panic hook exits the
+/// process right there instead of unwinding, which would print a panic
+/// message and could wait on runtimes whose background load never ends.
+/// Other panics go to the hook that was installed before. The benches call
+/// it first thing in `main`; `cargo bench -- --list | head` then ends with
+/// every bench reporting success.
 pub fn end_quietly_on_closed_pipe() {
-    #[cfg(unix)]
-    // SAFETY: `signal` with `SIG_DFL` installs no handler code; it only
-    // resets the disposition of SIGPIPE for this process. It is called
-    // before any thread of the bench starts, so nothing races with it.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if message.is_some_and(is_closed_output) {
+            std::process::exit(0);
+        }
+        previous(info);
+    }));
+}
+
+/// Whether a panic `message` is std's on printing to a closed pipe:
+/// "failed printing to stdout: Broken pipe (os error 32)".
+pub fn is_closed_output(message: &str) -> bool {
+    message.starts_with("failed printing to std") && message.contains("Broken pipe")
 }
 
 /// Prints a bench's usage and exits if its arguments ask for help (`-h`,
@@ -165,6 +179,21 @@ fn env_value(name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_a_print_to_a_closed_pipe_ends_the_process_quietly() {
+        assert!(super::is_closed_output(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        ));
+        assert!(super::is_closed_output(
+            "failed printing to stderr: Broken pipe (os error 32)"
+        ));
+        assert!(!super::is_closed_output(
+            "failed printing to stdout: No space left on device"
+        ));
+        assert!(!super::is_closed_output("assertion failed: Broken pipe"));
+        assert!(super::bench_usage("timers", "BENCH_WORKERS=N").contains("--bench timers"));
+    }
+
     use super::*;
 
     #[test]
