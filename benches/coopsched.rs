@@ -50,7 +50,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
 
-use brigade_examples::harness::{Brigade, Rt, Tokio, available_cores, bench_workers};
+use brigade_examples::harness::{
+    Brigade, Rt, Tokio, available_cores, bench_workers, end_quietly_on_closed_pipe, exit_on_help,
+};
 
 /// Size of the buffer the CPU tasks checksum.
 const BUFFER_LEN: usize = 256 * 1024;
@@ -217,13 +219,16 @@ fn run_batch<C: Config>(rt: &C::Rt, batch: Batch, tasks: usize, expected: u32) -
 fn bench_config<C: Config>(group: &mut BenchmarkGroup<'_, WallTime>, batch: Batch, workers: usize) {
     let tasks = num_tasks(workers);
     let expected = expected_cpu_result();
-    let rt = C::Rt::build(workers);
+    // Built when the benchmark first runs: never for `--list`, nor when a
+    // filter leaves it out.
+    let mut rt: Option<C::Rt> = None;
     group.bench_function(C::NAME, |b| {
+        let rt = rt.get_or_insert_with(|| C::Rt::build(workers));
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let start = Instant::now();
-                black_box(run_batch::<C>(&rt, batch, tasks, expected));
+                black_box(run_batch::<C>(rt, batch, tasks, expected));
                 total += start.elapsed();
             }
             total
@@ -346,6 +351,8 @@ fn report_overhead() {
 // `criterion_group!` would generate an undocumented `pub fn`; this is what
 // it and `criterion_main!` expand to, minus that.
 fn main() {
+    end_quietly_on_closed_pipe();
+    exit_on_help("coopsched", "BENCH_WORKERS=N (default: the available CPUs)");
     // Defaults that keep the whole run to 2–3 minutes on 2 cores;
     // command-line options (`--measurement-time`, `--sample-size`, ...)
     // override them. Set here, not on the groups, so that they can.

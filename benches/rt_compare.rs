@@ -24,7 +24,9 @@
 
 use std::time::Duration;
 
-use brigade_examples::harness::{Brigade, Rt, Tokio, bench_workers};
+use brigade_examples::harness::{
+    Brigade, Rt, Tokio, bench_workers, end_quietly_on_closed_pipe, exit_on_help,
+};
 use brigade_examples::workloads::SuiteWorkload;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
 
@@ -32,8 +34,9 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
 const DEFAULT_WORKERS: usize = 4;
 
 /// One criterion group per workload: the same workload on brigade, then on
-/// tokio. Each runtime is built once, before its benchmark, and dropped
-/// after it, so the two never compete for the CPU.
+/// tokio. Each runtime is built when its benchmark first runs (never for
+/// `--list`, nor when a filter leaves the benchmark out) and dropped after
+/// it, so the two never compete for the CPU.
 fn compare(c: &mut Criterion, workload: SuiteWorkload, workers: usize) {
     let mut group = c.benchmark_group(workload.name());
     // Iterations take milliseconds: equal-sized samples keep the run short.
@@ -51,10 +54,11 @@ fn run_on<R: Rt>(
     workload: SuiteWorkload,
     workers: usize,
 ) {
-    let rt = R::build(workers);
+    let mut rt: Option<R> = None;
     let count = workload.suite_count();
     group.bench_function(R::KIND.name(), |b| {
-        workload.run(&rt, workers, count, |iteration| b.iter(iteration))
+        let rt = rt.get_or_insert_with(|| R::build(workers));
+        workload.run(rt, workers, count, |iteration| b.iter(iteration))
     });
     drop(rt);
 }
@@ -62,6 +66,8 @@ fn run_on<R: Rt>(
 // `criterion_group!` would generate an undocumented `pub fn`; this is what
 // it and `criterion_main!` expand to, minus that.
 fn main() {
+    end_quietly_on_closed_pipe();
+    exit_on_help("rt_compare", "BENCH_WORKERS=N (default 4)");
     // Defaults that keep the whole run to a couple of minutes on 2 cores;
     // command-line options (`--measurement-time`, `--sample-size`, ...)
     // override them. Set here, not on the groups, so that they can.

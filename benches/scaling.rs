@@ -423,7 +423,12 @@ fn headline_table(settings: &Settings, results: &Results) -> Table {
 }
 
 fn main() {
+    brigade_examples::harness::end_quietly_on_closed_pipe();
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|arg| arg == "--help" || arg == "-h") {
+        println!("{USAGE}");
+        return;
+    }
     if args.iter().any(|arg| arg == "--list") {
         for workload in SuiteWorkload::ALL {
             println!("scaling/{}: benchmark", workload.name());

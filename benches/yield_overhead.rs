@@ -49,7 +49,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use brigade_examples::busy::{calibrate, spin};
-use brigade_examples::harness::{Brigade, Rt, bench_workers};
+use brigade_examples::harness::{
+    Brigade, Rt, bench_workers, end_quietly_on_closed_pipe, exit_on_help,
+};
 use criterion::{Criterion, SamplingMode};
 
 /// Worker threads when `BENCH_WORKERS` is not set (the machine this was
@@ -103,24 +105,39 @@ async fn brigade_yield_if_busy_loop(iters: u64, idle: usize) -> Duration {
     timed_loop(iters, brigade::yield_if_busy).await
 }
 
+/// `yield_if_busy`'s give-ways so far on `rt`, 0 before it is built.
+fn yields(rt: &Option<brigade::Runtime>) -> u64 {
+    rt.as_ref().map_or(0, |rt| rt.metrics().yields())
+}
+
+/// brigade with `workers` workers, as `harness::Brigade` builds it.
+fn brigade_runtime(workers: usize) -> brigade::Runtime {
+    Brigade::build(workers).0
+}
+
+// Every runtime here is built on first use, inside a benchmark's closure:
+// criterion calls it only when it measures the benchmark, so `--list`, or a
+// filter that leaves the benchmark out, starts none.
 fn yield_call(c: &mut Criterion, workers: usize) {
     let mut group = c.benchmark_group("yield_call");
 
-    let Brigade(rt) = Brigade::build(workers);
-    let yields_before = rt.metrics().yields();
+    let mut rt: Option<brigade::Runtime> = None;
+    let yields_before = yields(&rt);
     // One task loops; the other worker has nothing to do and parks.
     group.bench_function("brigade_yield_if_busy/idle_worker", |b| {
+        let rt = rt.get_or_insert_with(|| brigade_runtime(workers));
         b.iter_custom(|iters| {
             rt.block_on(rt.spawn(brigade_yield_if_busy_loop(iters, workers - 1)))
                 .expect("measured task failed")
         });
     });
-    report_yields("idle_worker", rt.metrics().yields() - yields_before);
+    report_yields("idle_worker", yields(&rt) - yields_before);
 
     // The floor: the same loop awaiting a future that is always ready, so
     // what the async loop itself costs (its state lives in the task's
     // future, in memory) is not charged to `yield_if_busy`.
     group.bench_function("empty_await", |b| {
+        let rt = rt.get_or_insert_with(|| brigade_runtime(workers));
         b.iter_custom(|iters| {
             rt.block_on(rt.spawn(timed_loop(iters, || std::future::ready(()))))
                 .expect("measured task failed")
@@ -129,8 +146,9 @@ fn yield_call(c: &mut Criterion, workers: usize) {
 
     // workers - 1 tasks spin (never yielding, so no queue holds work) while
     // the measured task loops on the remaining worker.
-    let yields_before = rt.metrics().yields();
+    let yields_before = yields(&rt);
     group.bench_function("brigade_yield_if_busy/all_busy", |b| {
+        let rt = rt.get_or_insert_with(|| brigade_runtime(workers));
         b.iter_custom(|iters| {
             let spin = Arc::new(AtomicBool::new(true));
             let started = Arc::new(AtomicUsize::new(0));
@@ -162,9 +180,10 @@ fn yield_call(c: &mut Criterion, workers: usize) {
             elapsed
         });
     });
-    report_yields("all_busy", rt.metrics().yields() - yields_before);
+    report_yields("all_busy", yields(&rt) - yields_before);
 
     group.bench_function("brigade_yield_now", |b| {
+        let rt = rt.get_or_insert_with(|| brigade_runtime(workers));
         b.iter_custom(|iters| {
             rt.block_on(rt.spawn(timed_loop(iters, brigade::yield_now)))
                 .expect("measured task failed")
@@ -174,13 +193,16 @@ fn yield_call(c: &mut Criterion, workers: usize) {
 
     // The fast path without its note to the long-poll detector (which the
     // compensation for stuck workers also reads): both switched off.
-    let rt = brigade::Builder::new()
-        .worker_threads(workers)
-        .long_poll_threshold(None)
-        .compensation_threshold(None)
-        .build()
-        .expect("build brigade runtime");
+    let mut rt: Option<brigade::Runtime> = None;
     group.bench_function("brigade_yield_if_busy/idle_worker_no_detector", |b| {
+        let rt = rt.get_or_insert_with(|| {
+            brigade::Builder::new()
+                .worker_threads(workers)
+                .long_poll_threshold(None)
+                .compensation_threshold(None)
+                .build()
+                .expect("build brigade runtime")
+        });
         b.iter_custom(|iters| {
             rt.block_on(rt.spawn(brigade_yield_if_busy_loop(iters, workers - 1)))
                 .expect("measured task failed")
@@ -188,14 +210,16 @@ fn yield_call(c: &mut Criterion, workers: usize) {
     });
     drop(rt);
 
-    let rt = tokio_runtime(workers);
+    let mut rt: Option<tokio::runtime::Runtime> = None;
     group.bench_function("tokio_yield_now", |b| {
+        let rt = rt.get_or_insert_with(|| tokio_runtime(workers));
         b.iter_custom(|iters| {
             rt.block_on(rt.spawn(timed_loop(iters, tokio::task::yield_now)))
                 .expect("measured task failed")
         });
     });
     group.bench_function("tokio_consume_budget", |b| {
+        let rt = rt.get_or_insert_with(|| tokio_runtime(workers));
         b.iter_custom(|iters| {
             rt.block_on(rt.spawn(timed_loop(iters, tokio::task::coop::consume_budget)))
                 .expect("measured task failed")
@@ -255,21 +279,28 @@ fn throughput_run(
 
 fn yield_throughput(c: &mut Criterion, workers: usize) {
     let tasks = 2 * workers;
-    // Calibrated on as many threads as the workload keeps busy.
-    let spins = calibrate(UNIT_US, workers);
-    let Brigade(rt) = Brigade::build(workers);
+    // The runtime and the unit's spins (calibrated on as many threads as
+    // the workload keeps busy), made when a benchmark first runs.
+    let mut setup: Option<(brigade::Runtime, u64)> = None;
+    let mut make = || (brigade_runtime(workers), calibrate(UNIT_US, workers));
     let mut group = c.benchmark_group("yield_throughput");
     group.sampling_mode(SamplingMode::Flat);
     group.bench_function("yield_if_busy", |b| {
-        b.iter(|| throughput_run(&rt, tasks, spins, true));
+        let (rt, spins) = setup.get_or_insert_with(&mut make);
+        b.iter(|| throughput_run(rt, tasks, *spins, true));
     });
     group.bench_function("no_yield", |b| {
-        b.iter(|| throughput_run(&rt, tasks, spins, false));
+        let (rt, spins) = setup.get_or_insert_with(&mut make);
+        b.iter(|| throughput_run(rt, tasks, *spins, false));
     });
     group.finish();
 
     // Criterion's report shows the two times; this prints their ratio, from
-    // interleaved runs so that drift in machine load hits both alike.
+    // interleaved runs so that drift in machine load hits both alike; only
+    // where the group ran (not for `--list`, nor when a filter left it out).
+    let Some((rt, spins)) = setup else {
+        return;
+    };
     let yields_before = rt.metrics().yields();
     let mut with_yield = Vec::with_capacity(RATIO_RUNS);
     let mut without = Vec::with_capacity(RATIO_RUNS);
@@ -298,6 +329,8 @@ fn yield_throughput(c: &mut Criterion, workers: usize) {
 // `criterion_group!` would generate an undocumented `pub fn`; this is what
 // it and `criterion_main!` expand to, minus that.
 fn main() {
+    end_quietly_on_closed_pipe();
+    exit_on_help("yield_overhead", "BENCH_WORKERS=N (default 2)");
     // Defaults that keep the whole run short; command-line options override
     // them.
     let mut criterion = Criterion::default()

@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use brigade_examples::bench_summary::{format_summary, pairs, read_estimates};
+use brigade_examples::bench_summary::{brigade_alone, format_summary, pairs, read_estimates};
 
 const USAGE: &str = "usage: bench_summary [CRITERION_DIR]";
 
@@ -52,7 +52,8 @@ fn main() {
         eprintln!("skipped {problem}");
     }
     let pairs = pairs(&estimates);
-    if pairs.is_empty() {
+    let alone = brigade_alone(&estimates);
+    if pairs.is_empty() && alone.is_empty() {
         eprintln!(
             "{} results in {}, none with both a brigade and a tokio benchmark in its group",
             estimates.len(),
@@ -60,7 +61,15 @@ fn main() {
         );
         std::process::exit(1);
     }
-    print!("{}", format_summary(&pairs));
+    if !pairs.is_empty() {
+        print!("{}", format_summary(&pairs));
+    }
+    if !alone.is_empty() {
+        println!("\nbrigade alone:");
+        for line in alone {
+            println!("  {line}");
+        }
+    }
     println!(
         "\nEach benchmark's latest run, from {}; \
          rows measured in different `cargo bench` runs compare as they are.",

@@ -9,9 +9,13 @@
 //! apart from the runtime's name (`spawn_many_local/brigade` with
 //! `spawn_many_local/tokio`, `idle/brigade` with `idle/tokio`,
 //! `brigade_yield_now` with `tokio_yield_now`), and brigade's
-//! `yield_if_busy` also with tokio's `yield_now`, the call it replaces.
-//! Benchmarks of one runtime only (`empty_await`, `tokio/consume_budget`)
-//! are left out.
+//! `yield_if_busy` in any of its cases (`brigade_yield_if_busy/idle_worker`,
+//! `brigade/elastic+yield_if_busy`) with tokio's `yield_now`, the call it
+//! replaces. Benchmarks of one runtime only (`tokio/consume_budget`) have
+//! no row of their own; brigade's are summed up below the table
+//! ([`brigade_alone`]): the background throughput with `yield_if_busy`
+//! against none (`yield_throughput`), and what the fast path adds to an
+//! empty await (`yield_call`).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -19,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::harness::RuntimeKind;
-use crate::scaling::{Table, format_ratio};
+use crate::scaling::Table;
 
 /// One benchmark's result.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,9 +176,9 @@ pub fn pairs(estimates: &[Estimate]) -> Vec<Pair> {
         .iter()
         .filter(|(_, kind, _)| *kind == RuntimeKind::Brigade)
     {
-        let replaced = rest.replace("yield_if_busy", "yield_now");
-        let Some((tokio, _, tokio_rest)) =
-            tokio_with(&brigade.group, rest).or_else(|| tokio_with(&brigade.group, &replaced))
+        let Some((tokio, _, tokio_rest)) = partners(rest)
+            .iter()
+            .find_map(|candidate| tokio_with(&brigade.group, candidate))
         else {
             continue;
         };
@@ -193,10 +197,33 @@ pub fn pairs(estimates: &[Estimate]) -> Vec<Pair> {
     pairs
 }
 
-/// A time per iteration with three significant digits: `812 ns`, `4.07 µs`,
-/// `31.2 ms`, `1.20 s`.
+/// The ids, without the runtime, that a brigade benchmark's `rest` is
+/// compared with, best first: the same; then with `yield_if_busy` read as
+/// `yield_now` (`yield_if_busy/all_busy` → `yield_now/all_busy`); then
+/// without its case (`yield_now`), and for a variant that adds to
+/// `yield_if_busy` (`elastic+yield_if_busy`), `yield_now` alone.
+pub fn partners(rest: &str) -> Vec<String> {
+    let mut candidates = vec![rest.to_owned()];
+    if rest.contains("yield_if_busy") {
+        let replaced = rest.replace("yield_if_busy", "yield_now");
+        let mut segments: Vec<&str> = replaced.split('/').collect();
+        candidates.push(replaced.clone());
+        while segments.len() > 1 {
+            segments.pop();
+            candidates.push(segments.join("/"));
+        }
+        candidates.push("yield_now".to_owned());
+    }
+    candidates.dedup();
+    candidates
+}
+
+/// A time per iteration with three significant digits: `623 ps`, `812 ns`,
+/// `4.07 µs`, `31.2 ms`, `1.20 s`; below a nanosecond in ps, so that
+/// `yield_if_busy`'s fast path keeps its digits.
 pub fn format_nanos(nanos: f64) -> String {
     let (value, unit) = match nanos {
+        nanos if nanos < 1.0 => (nanos * 1e3, "ps"),
         nanos if nanos < 1e3 => (nanos, "ns"),
         nanos if nanos < 1e6 => (nanos / 1e3, "µs"),
         nanos if nanos < 1e9 => (nanos / 1e6, "ms"),
@@ -208,6 +235,18 @@ pub fn format_nanos(nanos: f64) -> String {
         _ => 0,
     };
     format!("{value:.decimals$} {unit}")
+}
+
+/// brigade's time over tokio's with three significant digits (`0.0155`,
+/// `0.97`, `1.23`), so that a ratio far below 1 keeps its digits.
+pub fn format_time_ratio(brigade: f64, tokio: f64) -> String {
+    let ratio = brigade / tokio;
+    if ratio >= 0.1 || !ratio.is_normal() {
+        format!("{ratio:.2}")
+    } else {
+        let decimals = (2.0 - ratio.log10().floor()).max(0.0) as usize;
+        format!("{ratio:.decimals$}")
+    }
 }
 
 /// Which runtime took less time, and by how much: `brigade 1.5×`,
@@ -250,254 +289,56 @@ pub fn format_summary(pairs: &[Pair]) -> String {
             },
             format_nanos(pair.brigade_nanos),
             format_nanos(pair.tokio_nanos),
-            format_ratio(pair.brigade_nanos, pair.tokio_nanos),
+            format_time_ratio(pair.brigade_nanos, pair.tokio_nanos),
             faster(pair),
         ]);
     }
     table.to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn benchmark(group: &str, function: Option<&str>, value: Option<&str>) -> String {
-        serde_json::json!({
-            "group_id": group,
-            "function_id": function,
-            "value_str": value,
-            "throughput": null,
-            "full_id": "ignored",
-            "directory_name": "ignored",
-            "title": "ignored",
-        })
-        .to_string()
+/// The figures of brigade's benchmarks that have no tokio partner, a line
+/// each, where both of their benchmarks ran: the background's throughput
+/// with `yield_if_busy` after each unit against none (group
+/// `yield_throughput`: the time without over the time with), and what
+/// `yield_if_busy`'s fast path adds to an empty await (group `yield_call`).
+pub fn brigade_alone(estimates: &[Estimate]) -> Vec<String> {
+    let find = |group: &str, id: &str| {
+        estimates
+            .iter()
+            .find(|estimate| estimate.group == group && estimate.id == id)
+            .map(|estimate| estimate.nanos)
+    };
+    let mut lines = Vec::new();
+    if let (Some(with), Some(without)) = (
+        find("yield_throughput", "yield_if_busy"),
+        find("yield_throughput", "no_yield"),
+    ) {
+        lines.push(format!(
+            "yield_throughput: background throughput with yield_if_busy after each unit \
+             {:.3} of none's ({} against {} a run)",
+            without / with,
+            format_nanos(with),
+            format_nanos(without)
+        ));
     }
-
-    fn estimates(mean: f64, slope: Option<f64>) -> String {
-        let estimate = |value: f64| {
-            serde_json::json!({
-                "confidence_interval": {
-                    "confidence_level": 0.95,
-                    "lower_bound": value * 0.9,
-                    "upper_bound": value * 1.1,
-                },
-                "point_estimate": value,
-                "standard_error": value * 0.01,
-            })
+    if let (Some(fast), Some(floor)) = (
+        find("yield_call", "brigade_yield_if_busy/idle_worker"),
+        find("yield_call", "empty_await"),
+    ) {
+        let added = if fast > floor {
+            format!("adds {}", format_nanos(fast - floor))
+        } else {
+            "adds nothing measurable".to_owned()
         };
-        serde_json::json!({
-            "mean": estimate(mean),
-            "median": estimate(mean * 0.99),
-            "median_abs_dev": estimate(mean * 0.05),
-            "slope": slope.map(estimate),
-            "std_dev": estimate(mean * 0.1),
-        })
-        .to_string()
+        lines.push(format!(
+            "yield_call: yield_if_busy with an idle worker {} a call, an empty await {} \
+             (the fast path {added})",
+            format_nanos(fast),
+            format_nanos(floor),
+        ));
     }
-
-    fn estimate(group: &str, id: &str, nanos: f64) -> Estimate {
-        Estimate {
-            group: group.to_owned(),
-            id: id.to_owned(),
-            nanos,
-        }
-    }
-
-    #[test]
-    fn estimates_use_the_slope_else_the_mean() {
-        let flat = parse_estimate(
-            &benchmark("ping_pong", Some("brigade"), None),
-            &estimates(2_000.0, None),
-        );
-        assert_eq!(flat, Ok(estimate("ping_pong", "brigade", 2_000.0)));
-        let linear = parse_estimate(
-            &benchmark("timers_fire_100k", Some("register_and_fire"), Some("tokio")),
-            &estimates(2_000.0, Some(1_500.0)),
-        );
-        assert_eq!(
-            linear,
-            Ok(estimate(
-                "timers_fire_100k",
-                "register_and_fire/tokio",
-                1_500.0
-            ))
-        );
-    }
-
-    #[test]
-    fn malformed_files_are_an_error_that_names_them() {
-        let good = estimates(1.0, None);
-        for (benchmark, estimates, needle) in [
-            ("{", good.as_str(), "benchmark.json"),
-            (r#"{"function_id": "x"}"#, good.as_str(), "group_id"),
-            (r#"{"group_id": "g"}"#, good.as_str(), "neither"),
-            (
-                r#"{"group_id": "g", "function_id": "x"}"#,
-                "{}",
-                "point_estimate",
-            ),
-            (
-                r#"{"group_id": "g", "function_id": "x"}"#,
-                "[",
-                "estimates.json",
-            ),
-        ] {
-            let error = parse_estimate(benchmark, estimates).unwrap_err();
-            assert!(error.contains(needle), "{error}");
-        }
-    }
-
-    #[test]
-    fn runtimes_are_found_in_any_segment_or_as_a_prefix() {
-        let split = |id| split_runtime(id).map(|(kind, rest)| (kind.name(), rest));
-        assert_eq!(split("brigade"), Some(("brigade", String::new())));
-        assert_eq!(split("idle/tokio"), Some(("tokio", "idle".to_owned())));
-        assert_eq!(
-            split("brigade_yield_if_busy/all_busy"),
-            Some(("brigade", "yield_if_busy/all_busy".to_owned()))
-        );
-        assert_eq!(
-            split("register_and_cancel/brigade"),
-            Some(("brigade", "register_and_cancel".to_owned()))
-        );
-        assert_eq!(split("empty_await"), None);
-        assert_eq!(split("brigadeish"), None);
-    }
-
-    /// The shapes of the suites' ids: rt_compare, foreground_latency,
-    /// yield_overhead, timers and coopsched.
-    fn suites() -> Vec<Estimate> {
-        vec![
-            estimate("ping_pong", "brigade", 1_000.0),
-            estimate("ping_pong", "tokio", 2_000.0),
-            estimate("foreground_rtt_unit10us", "idle/brigade", 50_000.0),
-            estimate("foreground_rtt_unit10us", "idle/tokio", 50_500.0),
-            estimate("foreground_rtt_unit10us", "brigade/yield_if_busy", 60_000.0),
-            estimate("foreground_rtt_unit10us", "brigade/yield_now", 70_000.0),
-            estimate(
-                "foreground_rtt_unit10us",
-                "brigade/elastic+yield_if_busy",
-                1.0,
-            ),
-            estimate("foreground_rtt_unit10us", "tokio/yield_now", 90_000.0),
-            estimate("foreground_rtt_unit10us", "tokio/consume_budget", 1.0),
-            estimate("yield_call", "empty_await", 1.0),
-            estimate("yield_call", "brigade_yield_if_busy/idle_worker", 1.0),
-            estimate("yield_call", "brigade_yield_now", 80.0),
-            estimate("yield_call", "tokio_yield_now", 40.0),
-            estimate("timers_pending_1m", "register_and_cancel/brigade", 3e8),
-            estimate("timers_pending_1m", "register_and_cancel/tokio", 2e8),
-            // A tokio benchmark of another group is no partner.
-            estimate("coopsched_cpu", "brigade_yield_if_busy", 1e9),
-            estimate("coopsched_wait", "tokio_yield_now", 1e9),
-        ]
-    }
-
-    #[test]
-    fn pairs_match_the_same_id_and_yield_if_busy_with_yield_now() {
-        let found: Vec<(String, String, f64, f64)> = pairs(&suites())
-            .into_iter()
-            .map(|pair| {
-                (
-                    pair.group,
-                    pair.variant,
-                    pair.brigade_nanos,
-                    pair.tokio_nanos,
-                )
-            })
-            .collect();
-        let rtt = "foreground_rtt_unit10us".to_owned();
-        assert_eq!(
-            found,
-            [
-                ("ping_pong".to_owned(), String::new(), 1_000.0, 2_000.0),
-                (rtt.clone(), "idle".to_owned(), 50_000.0, 50_500.0),
-                (
-                    rtt.clone(),
-                    "yield_if_busy vs yield_now".to_owned(),
-                    60_000.0,
-                    90_000.0
-                ),
-                (rtt, "yield_now".to_owned(), 70_000.0, 90_000.0),
-                ("yield_call".to_owned(), "yield_now".to_owned(), 80.0, 40.0),
-                (
-                    "timers_pending_1m".to_owned(),
-                    "register_and_cancel".to_owned(),
-                    3e8,
-                    2e8
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn the_summary_is_a_markdown_table_with_ratios() {
-        let summary = format_summary(&pairs(&suites()));
-        let lines: Vec<&str> = summary.lines().collect();
-        assert!(lines[0].contains("6 comparisons") && lines[0].contains("lower is better"));
-        assert_eq!(
-            lines[2],
-            "| group | variant | brigade | tokio | brigade / tokio | faster |"
-        );
-        assert_eq!(
-            lines[4],
-            "| ping_pong | - | 1.00 µs | 2.00 µs | 0.50 | brigade 2.0× |"
-        );
-        assert_eq!(
-            lines[5],
-            "| foreground_rtt_unit10us | idle | 50.0 µs | 50.5 µs | 0.99 | level |"
-        );
-        assert_eq!(
-            lines[8],
-            "| yield_call | yield_now | 80.0 ns | 40.0 ns | 2.00 | tokio 2.0× |"
-        );
-        assert_eq!(lines.len(), 4 + 6);
-    }
-
-    #[test]
-    fn times_read_in_their_unit() {
-        assert_eq!(format_nanos(812.4), "812 ns");
-        assert_eq!(format_nanos(4_070.0), "4.07 µs");
-        assert_eq!(format_nanos(31_240_000.0), "31.2 ms");
-        assert_eq!(format_nanos(1.2e9), "1.20 s");
-    }
-
-    #[test]
-    fn a_criterion_folder_is_read_and_its_bad_entries_reported() {
-        let root = std::env::temp_dir().join(format!("brigade-summary-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let write = |path: &str, benchmark: &str, values: &str| {
-            let folder = root.join(path).join("new");
-            std::fs::create_dir_all(&folder).unwrap();
-            std::fs::write(folder.join("benchmark.json"), benchmark).unwrap();
-            std::fs::write(folder.join("estimates.json"), values).unwrap();
-        };
-        write(
-            "ping_pong/tokio",
-            &benchmark("ping_pong", Some("tokio"), None),
-            &estimates(2_000.0, None),
-        );
-        write(
-            "ping_pong/brigade",
-            &benchmark("ping_pong", Some("brigade"), None),
-            &estimates(1_000.0, None),
-        );
-        write("broken/brigade", "{", "{}");
-        // Criterion's previous run and its HTML report are not results.
-        std::fs::create_dir_all(root.join("ping_pong/brigade/base")).unwrap();
-        std::fs::create_dir_all(root.join("report")).unwrap();
-        let (estimates, problems) = read_estimates(&root).unwrap();
-        std::fs::remove_dir_all(&root).unwrap();
-        assert_eq!(
-            estimates,
-            [
-                estimate("ping_pong", "brigade", 1_000.0),
-                estimate("ping_pong", "tokio", 2_000.0)
-            ]
-        );
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("broken"), "{problems:?}");
-        assert!(read_estimates(Path::new("/nonexistent/criterion")).is_err());
-    }
+    lines
 }
+
+#[cfg(test)]
+mod tests;

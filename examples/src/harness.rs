@@ -57,6 +57,61 @@ impl std::fmt::Display for RuntimeKind {
     }
 }
 
+/// Makes a bench or example whose output is piped into `head` end quietly,
+/// with status 0, once `head` has read enough, as any Unix filter does:
+/// Rust ignores `SIGPIPE`, so the next `println!` (criterion's, or the
+/// bench's own) panics on the closed pipe; this panic hook exits the
+/// process right there instead of unwinding, which would print a panic
+/// message and could wait on runtimes whose background load never ends.
+/// Other panics go to the hook that was installed before. The benches call
+/// it first thing in `main`; `cargo bench -- --list | head` then ends with
+/// every bench reporting success.
+pub fn end_quietly_on_closed_pipe() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if message.is_some_and(is_closed_output) {
+            std::process::exit(0);
+        }
+        previous(info);
+    }));
+}
+
+/// Whether a panic `message` is std's on printing to a closed pipe:
+/// "failed printing to stdout: Broken pipe (os error 32)".
+pub fn is_closed_output(message: &str) -> bool {
+    message.starts_with("failed printing to std") && message.contains("Broken pipe")
+}
+
+/// Prints a bench's usage and exits if its arguments ask for help (`-h`,
+/// `--help`), before criterion parses them: criterion 0.5, built without
+/// clap's help, would only answer "unexpected argument". `settings` names
+/// the environment variables the bench reads.
+pub fn exit_on_help(bench: &str, settings: &str) {
+    if std::env::args()
+        .skip(1)
+        .any(|arg| arg == "--help" || arg == "-h")
+    {
+        println!("{}", bench_usage(bench, settings));
+        std::process::exit(0);
+    }
+}
+
+/// The usage [`exit_on_help`] prints.
+pub fn bench_usage(bench: &str, settings: &str) -> String {
+    format!(
+        "usage: cargo bench -p brigade-benches --bench {bench} -- [FILTER] [--list] [OPTIONS]\n\n\
+         FILTER runs only the benchmarks whose id contains it; --list names them and runs\n\
+         nothing. OPTIONS are criterion's: --warm-up-time S, --measurement-time S,\n\
+         --sample-size N, --save-baseline NAME, --baseline NAME, --noplot.\n\
+         environment: {settings}"
+    )
+}
+
 /// The number of CPUs this process may use (1 if that cannot be told): the
 /// default worker count of the examples and of some benches.
 pub fn available_cores() -> usize {
@@ -124,6 +179,21 @@ fn env_value(name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_a_print_to_a_closed_pipe_ends_the_process_quietly() {
+        assert!(super::is_closed_output(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        ));
+        assert!(super::is_closed_output(
+            "failed printing to stderr: Broken pipe (os error 32)"
+        ));
+        assert!(!super::is_closed_output(
+            "failed printing to stdout: No space left on device"
+        ));
+        assert!(!super::is_closed_output("assertion failed: Broken pipe"));
+        assert!(super::bench_usage("timers", "BENCH_WORKERS=N").contains("--bench timers"));
+    }
+
     use super::*;
 
     #[test]

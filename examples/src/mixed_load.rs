@@ -48,7 +48,7 @@ pub use server::{
 pub use svg::ChartInfo;
 pub use tradeoff::render_tradeoff_svg;
 pub use variants::{VARIANTS, Variant, YieldKind};
-pub use verdict::{VERDICT_HEADING, case_verdict, compare, format_ms, format_verdict, p99};
+pub use verdict::{case_verdict, compare, format_ms, format_verdict, p99, rounds, verdict_heading};
 
 /// Runs one variant with `config`'s settings; with it, on brigade, what its
 /// metrics counted ([`BackgroundReport::brigade_metrics`]).
@@ -146,6 +146,7 @@ pub fn chart_info(config: &Config) -> ChartInfo {
         workers: config.workers,
         cores: crate::harness::available_cores(),
         period_us: config.period.as_micros() as u64,
+        rounds: config.rounds,
     }
 }
 
@@ -214,6 +215,7 @@ pub(crate) mod tests {
             workers: 2,
             cores: 2,
             period_us: 1000,
+            rounds: 1,
         }
     }
 

@@ -1,50 +1,10 @@
 //! brigade: an async runtime that runs background work at full CPU without
 //! hurting foreground latency.
 //!
-//! brigade is a work-stealing, multi-threaded runtime in the mould of
-//! tokio's, with one addition at its heart: [`yield_if_busy`]. Background
-//! work (index builds, imports, compaction, batch inference) calls
-//! `yield_if_busy().await` between units of work. While the runtime has an
-//! idle worker the call costs a few inlined instructions (one thread-local
-//! read, one atomic load and a branch, then a note to the long-poll
-//! detector); when every worker is busy and
-//! another task is waiting, the caller steps aside into a separate *yield
-//! queue* and resumes as soon as a worker runs out of other work. Foreground
-//! tasks therefore wait at most one unit of background work, and background
-//! work still soaks up every spare cycle.
-//!
-//! How brigade works inside (the path of a task, the layers of the crate,
-//! and which files hold each mechanism) is described in `docs/design.md` in
-//! the repository.
-//!
-//! # Where to call `yield_if_busy().await`
-//! - In loops that do CPU work: after each row, batch or chunk, ideally every
-//!   10–100 µs of work. The call is cheap enough for tight loops.
-//! - At points where the task holds no lock and no other task waits on it.
-//! - Not needed in code that mostly awaits I/O: it yields whenever it waits.
-//!
-//! [`yield_now`] is the unconditional version: it always goes to the back of
-//! the queue, whether or not anyone is waiting.
-//!
-//! # Task classes: code written for tokio
-//! A task that only ever wakes itself (a loop around `yield_now().await`,
-//! as tokio code is written) is *demoted* to background after a few such
-//! wakes in a row: from then on its self-wakes step aside for waiting work
-//! as `yield_if_busy()` does, instead of queueing ahead of foreground tasks
-//! woken after it, so tokio-style code gets brigade's foreground latency
-//! unchanged. Its next wake by I/O, a timer or another task promotes it
-//! back. [`task::Builder`] spawns with a fixed [`task::TaskClass`]
-//! instead, and [`Builder::demote_background`] turns demotion off.
-//!
-//! Yielded work does not starve: an entry of the yield queue that has
-//! waited longer than [`Builder::max_yield_delay`] (50 ms) is run ahead of
-//! other work for a 1 ms slice, within a cap of 4% of the workers.
-//!
-//! # Example
-//!
 //! ```
-//! let rt = brigade::Runtime::new()?;
-//! rt.block_on(async {
+//! #[brigade::main]
+//! async fn main() -> std::io::Result<()> {
+//!     // Background work steps aside between units, only when a task waits.
 //!     let import = brigade::spawn(async {
 //!         let mut checksum = 0u64;
 //!         for row in 0..100_000u64 {
@@ -53,103 +13,77 @@
 //!         }
 //!         checksum
 //!     });
+//!     // Foreground work (a request, say) is not held up by the import.
 //!     let request = brigade::spawn(async { "served" });
-//!     assert_eq!(request.await.unwrap(), "served");
-//!     import.await.unwrap();
-//! });
-//! # Ok::<(), std::io::Error>(())
+//!     assert_eq!(request.await?, "served");
+//!     import.await?;
+//!     Ok(())
+//! }
 //! ```
 //!
-//! # Elastic tasks
-//! [`spawn_elastic`] spawns background work under *elastic admission*: it
-//! runs on grants of CPU time from a token bucket whose rate a controller
-//! adjusts from the runtime's p99 scheduling latency (CockroachDB's elastic
-//! CPU admission control). It is the backstop for work whose yield points
-//! are too far apart for `yield_if_busy` alone: when foreground tasks start
-//! waiting, elastic work is throttled. Tune it with [`ElasticConfig`].
+//! brigade is a work-stealing, multi-threaded runtime in the mould of
+//! tokio's, with one addition: [`yield_if_busy`]. Background work (index
+//! builds, imports, compaction, batch inference) calls
+//! `yield_if_busy().await` between units of work. While the runtime has an
+//! idle worker the call costs a few inlined instructions; when every worker
+//! is busy and another task is waiting, the caller steps aside and resumes
+//! as soon as a worker runs out of other work. Foreground tasks wait at
+//! most one unit of background work, and the background still gets every
+//! spare cycle. The rest of the API follows tokio's: [`macro@main`],
+//! [`macro@test`], [`Runtime`], [`Builder`], [`spawn`], [`net`], [`time`],
+//! [`signal`], [`task`].
 //!
-//! The limit starts low (`min_utilization`, 0.05 of all workers' CPU) and
-//! rises by `adjustment_per_second` (0.03 per second) while elastic tasks
-//! wait for admission and the p99 stays under `target` (1 ms), so elastic
-//! work runs slowly for its first seconds; it falls twice as fast when the
-//! p99 exceeds the target (see [`ElasticConfig`] for the details).
+//! # Where to go next
+//! - **HTTP and gRPC servers**: hyper 1.x, axum and tonic run on brigade's
+//!   workers through the
+//!   [`brigade-hyper`](https://github.com/brigade-rs/brigade/tree/main/crates/brigade-hyper)
+//!   crate.
+//! - **Porting from tokio**: [docs/porting.md](https://github.com/brigade-rs/brigade/blob/main/docs/porting.md)
+//!   (the renames, what stays on tokio, axum and tonic services, and the
+//!   `tokio-compat` feature for tokio-based libraries).
+//! - **How it works inside**: [docs/design.md](https://github.com/brigade-rs/brigade/blob/main/docs/design.md)
+//!   (the path of a task, the layers, the file that holds each mechanism).
+//! - **Measurements against tokio**: [docs/results.md](https://github.com/brigade-rs/brigade/blob/main/docs/results.md).
 //!
-//! Elastic tasks that run longer than the target between yield points
-//! (*coarse* ones) never hold every worker at once: at most `workers − 1` of
-//! their polls run together, leaving a worker for the foreground.
+//! # Where to call `yield_if_busy().await`
+//! - In loops that do CPU work: after each row, batch or chunk, ideally every
+//!   10–100 µs of work. The call is cheap enough for tight loops.
+//! - At points where the task holds no lock and no other task waits on it.
+//! - Not needed in code that mostly awaits I/O: it yields whenever it waits.
 //!
-//! The bucket bounds elastic work only where it competes with the
-//! foreground: a worker with nothing else to run takes a waiting elastic
-//! task that is not coarse on an *idle grant*, which no tokens pay for
-//! ([`ElasticConfig::use_idle_workers`]), and the task's `yield_if_busy`
-//! gives the worker back when foreground work turns up. So elastic work
-//! fills the foreground's idle gaps from the start, whatever the limit.
+//! [`yield_now`] is the unconditional version: it always goes to the back of
+//! the queue, whether or not anyone is waiting. Code written for tokio, a
+//! loop around `yield_now().await`, gets the same treatment: a task that
+//! only ever wakes itself is *demoted* to background after a few such wakes
+//! and steps aside as `yield_if_busy()` does, until its next wake by I/O, a
+//! timer or another task ([`task::Builder`] fixes a task's
+//! [`task::TaskClass`]; [`Builder::demote_background`] turns demotion off).
+//! Work that stepped aside does not starve: after
+//! [`Builder::max_yield_delay`] (50 ms) it runs ahead of other work for a
+//! 1 ms slice, within a cap of 4% of the workers.
 //!
-//! # Metrics
-//! [`Runtime::metrics`] returns a [`RuntimeMetrics`]:
-//! - [`yields`](RuntimeMetrics::yields) (how often `yield_if_busy` gave way)
-//!   and [`yield_queue_depth`](RuntimeMetrics::yield_queue_depth) (how much
-//!   background work waits in it right now);
-//!   [`yield_queue_rescues`](RuntimeMetrics::yield_queue_rescues),
-//!   [`demotions`](RuntimeMetrics::demotions) and
-//!   [`promotions`](RuntimeMetrics::promotions);
-//! - [`scheduling_latency`](RuntimeMetrics::scheduling_latency): how long
-//!   runnable tasks waited for a worker, the number that says whether
-//!   foreground work is hurt (its p99 should stay near your target);
-//!   [`poll_duration`](RuntimeMetrics::poll_duration) and
-//!   [`yield_delay`](RuntimeMetrics::yield_delay) (how long background work
-//!   waited there: large values mean the runtime is busy with other work);
-//! - [`elastic_utilization_limit`](RuntimeMetrics::elastic_utilization_limit),
-//!   [`elastic_waiting`](RuntimeMetrics::elastic_waiting),
-//!   [`elastic_cpu_time`](RuntimeMetrics::elastic_cpu_time) and
-//!   [`elastic_idle_grants`](RuntimeMetrics::elastic_idle_grants);
-//! - [`long_polls`](RuntimeMetrics::long_polls): polls that ran past the
-//!   long-poll threshold, and
-//!   [`compensations`](RuntimeMetrics::compensations): how often a spare
-//!   worker took a stuck worker's place (see below);
-//! - [`idle_not_serving`](RuntimeMetrics::idle_not_serving): how often an
-//!   idle worker was found not serving on a crowded host, and a busy
-//!   worker served its I/O and timers instead (see [`yield_if_busy`]);
-//! - worker, task, poll, steal and park counts.
+//! # The mechanisms behind it
+//! **Elastic tasks.** [`spawn_elastic`] runs background work whose yield
+//! points are too far apart for `yield_if_busy` alone on grants of CPU
+//! time, from a token bucket whose rate a controller sets from the
+//! runtime's p99 scheduling latency (CockroachDB's elastic CPU admission
+//! control). The limit starts low and rises while the p99 stays under the
+//! target; idle workers run elastic work for free. See [`ElasticConfig`].
 //!
-//! Read [`scheduling_latency`](RuntimeMetrics::scheduling_latency) over a
-//! window with [`LatencySnapshot::since`]; [`Runtime::metrics`] shows how.
+//! **Metrics.** [`Runtime::metrics`] returns [`RuntimeMetrics`]: how often
+//! `yield_if_busy` gave way, the scheduling latency (how long runnable tasks
+//! waited for a worker: its p99 says whether the foreground is hurt), poll
+//! durations, the elastic limit, long polls, compensations, and worker,
+//! task, steal and park counts.
 //!
-//! # Long polls and stuck workers
-//! A task that runs long in one poll holds its worker, and tasks queued
-//! behind it wait. The long-poll detector (threshold 10 ms by default, see
-//! [`Builder::long_poll_threshold`]) watches the workers from the runtime's
-//! monitor thread. A poll that runs past the threshold is counted in
-//! [`long_polls`](RuntimeMetrics::long_polls) and reported with a warning
-//! naming where the task was spawned while it still runs (at most once per
-//! spawn location per second), again past 10× and 100× the threshold, and
-//! once more with its total when it ends: add `yield_if_busy().await`
-//! there, or move blocking code to [`spawn_blocking`]. A
-//! `yield_if_busy().await` that lets the task go on restarts the detector's
-//! stretch, so a loop with yield points is not reported even while it never
-//! needs to give way.
-//!
-//! Meanwhile the runtime keeps serving around it. A worker stuck in one
-//! stretch for longer than [`Builder::compensation_threshold`] while work
-//! waits gets a *spare*: an extra worker thread that takes its place until
-//! the stuck poll returns, then steps down (Go's scheduler does the same
-//! for goroutines blocked in system calls; tokio does not).
-//! [`task::block_in_place`] hands off at once, for blocking that is
-//! deliberate. [`compensations`](RuntimeMetrics::compensations) counts the
-//! hand-offs and [`num_serving_spares`](RuntimeMetrics::num_serving_spares)
-//! says how many spares serve now.
-//!
-//! A spare helps only a worker that is off the CPU because it *blocks*.
-//! Before starting one, the monitor asks the kernel (on Linux) about the
-//! stuck worker's thread. Blocked in a system call or a wait: it gets its
-//! spare, as before. Runnable: if its CPU clock barely moved over the last
-//! sampling interval, the OS descheduled it on a crowded host (a load
-//! generator, a busy neighbour, more threads than CPUs) and it waits for a
-//! CPU; a spare would wait too and crowd the host further, so none starts
-//! ([`descheduled_stretches`](RuntimeMetrics::descheduled_stretches) counts
-//! these). If its clock kept moving, it is a long poll computing without
-//! a yield point, and it gets a spare (one sampling interval later) only
-//! while the host has an idle CPU for the spare to run on.
+//! **Long polls and stuck workers.** A poll that runs past
+//! [`Builder::long_poll_threshold`] (10 ms) is counted and reported with a
+//! warning naming where its task was spawned. A worker stuck in a blocking
+//! call while work waits gets a *spare* worker thread in its place until it
+//! returns ([`Builder::compensation_threshold`];
+//! [`task::block_in_place`] hands off at once). On Linux the runtime asks
+//! the kernel first: a worker that is merely descheduled on a crowded host
+//! gets no spare, which would only crowd the host further.
 //!
 //! # Tracing
 //! brigade reports what its scheduler does through the

@@ -1,6 +1,8 @@
 //! What both charts draw with: an SVG document with a fitted title, the
-//! logarithmic latency scale, the variants' colours and a text-width
-//! estimate that keeps labels apart.
+//! latency scales (linear for the bars, whose lengths must mean what they
+//! show; logarithmic for the trade-off chart's markers), the words for the
+//! number of rounds, the variants' colours and a text-width estimate that
+//! keeps labels apart.
 
 use std::fmt::Write as _;
 
@@ -15,6 +17,8 @@ pub struct ChartInfo {
     pub cores: usize,
     /// µs between foreground requests.
     pub period_us: u64,
+    /// How many rounds each variant ran (`--rounds`).
+    pub rounds: usize,
 }
 
 impl ChartInfo {
@@ -27,6 +31,23 @@ impl ChartInfo {
             if self.workers == 1 { "" } else { "s" },
             self.cores
         )
+    }
+}
+
+/// What the background shares are taken from: `one round`, or `median of
+/// 3 rounds`.
+pub(super) fn share_basis(rounds: usize) -> String {
+    match rounds {
+        0 | 1 => "one round".to_owned(),
+        rounds => format!("median of {rounds} rounds"),
+    }
+}
+
+/// What the latencies are taken from: `one round`, or `3 rounds pooled`.
+pub(super) fn latency_basis(rounds: usize) -> String {
+    match rounds {
+        0 | 1 => "one round".to_owned(),
+        rounds => format!("{rounds} rounds pooled"),
     }
 }
 
@@ -144,6 +165,122 @@ pub(super) fn fit(text: &str, size: f64, width: f64) -> f64 {
     }
 }
 
+/// A latency axis, linear from 0 µs, so that a bar twice as long is a
+/// latency twice as high. It ends at a round value at or above `limit`;
+/// longer values are cut there (see [`LinearScale::is_cut`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct LinearScale {
+    /// The value at the axis' end, in µs: a whole number of steps.
+    pub(super) max: f64,
+    /// µs between ticks: 1, 2 or 5 times a power of ten.
+    pub(super) step: f64,
+    /// Pixel position of 0.
+    pub(super) low: f64,
+    /// Pixel position of [`LinearScale::max`].
+    pub(super) high: f64,
+}
+
+/// At most this many steps on a linear axis.
+const MAX_STEPS: f64 = 8.0;
+
+impl LinearScale {
+    /// An axis from 0 to the first round value at or above `limit` µs (1 ms
+    /// without a positive limit), with at most eight steps.
+    pub(super) fn fit(limit: f64, low: f64, high: f64) -> LinearScale {
+        let limit = if limit.is_finite() && limit > 0.0 {
+            limit
+        } else {
+            1000.0
+        };
+        let mut magnitude = 10f64.powf((limit / MAX_STEPS).log10().floor());
+        let step = loop {
+            if let Some(step) = [1.0, 2.0, 5.0]
+                .into_iter()
+                .map(|factor| factor * magnitude)
+                .find(|step| (limit / step - 1e-9).ceil() <= MAX_STEPS)
+            {
+                break step;
+            }
+            magnitude *= 10.0;
+        };
+        LinearScale {
+            max: (limit / step - 1e-9).ceil().max(1.0) * step,
+            step,
+            low,
+            high,
+        }
+    }
+
+    /// The pixel position of `micros`, at most the axis' end.
+    pub(super) fn at(&self, micros: f64) -> f64 {
+        let fraction = (micros / self.max).clamp(0.0, 1.0);
+        self.low + (self.high - self.low) * fraction
+    }
+
+    /// Whether `micros` lies beyond the axis' end, so that its bar is cut.
+    pub(super) fn is_cut(&self, micros: f64) -> bool {
+        micros > self.max * (1.0 + 1e-9)
+    }
+
+    /// Every tick, from 0 to the end, with its label.
+    pub(super) fn ticks(&self) -> Vec<(f64, String)> {
+        let steps = (self.max / self.step).round() as u64;
+        (0..=steps)
+            .map(|index| {
+                let micros = index as f64 * self.step;
+                (micros, tick_label(micros, self.step))
+            })
+            .collect()
+    }
+}
+
+/// A linear axis' tick at `micros`, with as many decimals as its `step`
+/// needs: `0`, `50 µs`, `0.5 ms`, `2 ms`.
+pub(super) fn tick_label(micros: f64, step: f64) -> String {
+    if micros == 0.0 {
+        "0".to_owned()
+    } else if step >= 1000.0 {
+        format!("{:.0} ms", micros / 1000.0)
+    } else if step >= 100.0 {
+        format!("{:.1} ms", micros / 1000.0)
+    } else {
+        format!("{micros:.0} µs")
+    }
+}
+
+/// Where a linear latency axis should end, in µs: at the longest p99 (the
+/// headline figure) and any p99.9 up to twice that, so that those bars keep
+/// their true length. p99s above `starving` (a variant that nearly starved,
+/// such as tokio's `consume_budget` at 400 ms) are left beyond the end, so
+/// that they do not squash every other bar to a sliver; their bars are cut.
+pub(super) fn axis_limit(p99s: &[f64], p999s: &[f64], starving: f64) -> f64 {
+    let valid = |value: &f64| value.is_finite() && *value > 0.0;
+    let longest = p99s
+        .iter()
+        .copied()
+        .filter(valid)
+        .filter(|value| *value <= starving)
+        .fold(0.0, f64::max);
+    if longest == 0.0 {
+        // Every p99 nearly starved: the axis holds them all.
+        return p99s
+            .iter()
+            .chain(p999s)
+            .copied()
+            .filter(valid)
+            .fold(0.0, f64::max);
+    }
+    p999s
+        .iter()
+        .copied()
+        .filter(|value| *value <= 2.0 * longest)
+        .fold(longest, f64::max)
+}
+
+/// A foreground whose p99 is this many request periods has nearly starved
+/// ([`axis_limit`]): 100 ms at the default 1 ms.
+pub(super) const STARVING_PERIODS: f64 = 100.0;
+
 /// A latency axis, logarithmic, whole decades from below the smallest
 /// value to above the largest; `low` and `high` are its pixel ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -193,16 +330,18 @@ impl LogScale {
         self.low + (self.high - self.low) * fraction
     }
 
-    /// Every tick: (µs, label for whole decades, `None` for the 2 and 5
-    /// between them).
-    pub(super) fn ticks(&self) -> Vec<(f64, Option<String>)> {
+    /// Every tick, each with its label: 1, 2 and 5 times each decade
+    /// (`100 µs`, `200 µs`, `500 µs`, `1 ms`, ...), up to the last decade.
+    pub(super) fn ticks(&self) -> Vec<(f64, String)> {
         let mut ticks = Vec::new();
         for exp in self.min_exp..=self.max_exp {
             let decade = 10f64.powi(exp);
-            ticks.push((decade, Some(decade_label(exp))));
+            ticks.push((decade, decade_label(exp)));
             if exp < self.max_exp {
-                ticks.push((2.0 * decade, None));
-                ticks.push((5.0 * decade, None));
+                for factor in [2.0, 5.0] {
+                    let label = decade_label(exp).replacen('1', &format!("{factor}"), 1);
+                    ticks.push((factor * decade, label));
+                }
             }
         }
         ticks
@@ -287,14 +426,81 @@ pub(super) mod tests {
         assert_eq!(scale.at(10_000.0), 300.0);
         assert!((scale.at(1_000.0) - 150.0).abs() < 1e-9);
         assert_eq!(scale.at(1e9), 300.0, "clamped");
-        let labels: Vec<String> = scale.ticks().into_iter().filter_map(|t| t.1).collect();
-        assert_eq!(labels, ["100 µs", "1 ms", "10 ms"]);
+        let labels: Vec<String> = scale.ticks().into_iter().map(|t| t.1).collect();
+        assert_eq!(
+            labels,
+            [
+                "100 µs", "200 µs", "500 µs", "1 ms", "2 ms", "5 ms", "10 ms"
+            ]
+        );
         assert_eq!(
             LogScale::fit([100.0], 0.0, 1.0).max_exp,
             3,
             "one decade at least"
         );
         assert_eq!(LogScale::fit([], 0.0, 1.0).min_exp, 1);
+    }
+
+    #[test]
+    fn the_linear_axis_ends_at_a_round_value_and_lengths_are_proportional() {
+        let scale = LinearScale::fit(3_300.0, 100.0, 900.0);
+        assert_eq!((scale.max, scale.step), (3_500.0, 500.0));
+        assert_eq!(scale.at(0.0), 100.0);
+        assert_eq!(scale.at(3_500.0), 900.0);
+        // 17 times the value, 17 times the bar.
+        let bar = |micros: f64| scale.at(micros) - scale.low;
+        assert!((bar(3_230.0) / bar(190.0) - 17.0).abs() < 1e-9);
+        assert!(!scale.is_cut(3_500.0) && scale.is_cut(3_600.0));
+        assert_eq!(scale.at(1e9), 900.0, "cut at the end");
+        let labels: Vec<String> = scale.ticks().into_iter().map(|t| t.1).collect();
+        assert_eq!(
+            labels,
+            [
+                "0", "0.5 ms", "1.0 ms", "1.5 ms", "2.0 ms", "2.5 ms", "3.0 ms", "3.5 ms"
+            ]
+        );
+        for (limit, max, step) in [
+            (6_600.0, 7_000.0, 1_000.0),
+            (250.0, 250.0, 50.0),
+            (1_000.0, 1_000.0, 200.0),
+            (40_000.0, 40_000.0, 5_000.0),
+            (7.0, 7.0, 1.0),
+        ] {
+            let scale = LinearScale::fit(limit, 0.0, 1.0);
+            assert_eq!((scale.max, scale.step), (max, step), "limit {limit}");
+            assert!(scale.ticks().len() <= 9);
+        }
+        assert_eq!(LinearScale::fit(0.0, 0.0, 1.0).max, 1_000.0);
+        assert_eq!(tick_label(50.0, 50.0), "50 µs");
+        assert_eq!(tick_label(4_000.0, 1_000.0), "4 ms");
+    }
+
+    #[test]
+    fn the_axis_holds_every_p99_but_the_nearly_starved() {
+        let starving = 100_000.0;
+        // The demo's quiet and crowded hosts: every p99 and p99.9 fits.
+        let p99s = [180.0, 230.0, 3_200.0, 290.0, 420.0, 6_600.0];
+        assert_eq!(
+            axis_limit(&p99s, &[400.0, 5_000.0, 9_000.0], starving),
+            9_000.0
+        );
+        // A p99.9 beyond twice the longest p99 is cut instead.
+        assert_eq!(axis_limit(&p99s, &[20_000.0], starving), 6_600.0);
+        // tokio at 23 times brigade is drawn in full: that is the point.
+        assert_eq!(axis_limit(&[290.0, 6_600.0], &[], starving), 6_600.0);
+        // consume_budget's 400 ms p99s would squash the rest: they are cut.
+        let with_starving = [180.0, 400_000.0, 3_200.0, 600_000.0];
+        assert_eq!(axis_limit(&with_starving, &[], starving), 3_200.0);
+        assert_eq!(axis_limit(&[400_000.0], &[900_000.0], starving), 900_000.0);
+        assert_eq!(axis_limit(&[], &[300.0], starving), 300.0);
+    }
+
+    #[test]
+    fn rounds_are_named_as_they_ran() {
+        assert_eq!(share_basis(1), "one round");
+        assert_eq!(share_basis(3), "median of 3 rounds");
+        assert_eq!(latency_basis(1), "one round");
+        assert_eq!(latency_basis(5), "5 rounds pooled");
     }
 
     #[test]

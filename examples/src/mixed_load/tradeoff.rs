@@ -5,15 +5,20 @@
 //! by starving the foreground. The corner to reach is the bottom right: low
 //! p99, full share.
 //!
-//! Colours name the variants and shapes the cases, in a legend beside the
-//! plot, so no label sits among the markers. Markers that land on one
-//! another are drawn smaller in turn, so each stays visible. A starved
-//! variant has no p99: its marker sits in a band above the plot, at its
-//! share. The idle references (no background, so no share) are dashed
-//! horizontal lines at their p99.
+//! The share axis runs from 0 to 1 (a share cannot exceed 1; a measured
+//! share above it, from the calibration's error, is drawn at 1). The p99
+//! axis is logarithmic, labelled at 1, 2 and 5 of each decade. Colours
+//! name the variants and shapes the cases, in a legend beside the plot;
+//! each marker is labelled with its variant and p99 where there is room
+//! ([`place_labels`]), with its p99 alone where there is less, and left to
+//! the legend where there is none. Markers that land on one another are
+//! drawn smaller in turn, so each stays visible. A starved variant has no
+//! p99: its marker sits in a band above the plot, at its share. The idle
+//! references (no background, so no share) are dashed horizontal lines at
+//! their p99.
 
-use super::svg::{ChartInfo, LogScale, Svg, colour};
-use super::{CaseKind, CaseResult, Outcome, verdict::p99};
+use super::svg::{ChartInfo, LogScale, Svg, colour, latency_basis, share_basis, text_width};
+use super::{CaseKind, CaseResult, Outcome, format_ms, verdict::p99};
 
 const WIDTH: f64 = 900.0;
 const LEFT: f64 = 80.0;
@@ -26,47 +31,124 @@ const TOP: f64 = 92.0;
 const MIN_BOTTOM: f64 = 430.0;
 const LEGEND_ROW: f64 = 18.0;
 const RADIUS: f64 = 8.0;
+/// The size of the markers' labels.
+const LABEL_SIZE: f64 = 10.0;
+/// Half the side of the square each marker is taken to cover when labels
+/// are placed (the crowded host's triangle reaches 1.25 × [`RADIUS`]).
+const MARKER_REACH: f64 = 10.0;
 
-/// The share axis: `low` to `high`, ticks every `step`.
-struct ShareScale {
-    low: f64,
-    high: f64,
-    step: f64,
-}
+/// The share axis: 0 to 1, the whole range a share can take.
+struct ShareScale;
 
 impl ShareScale {
-    /// From a little below the lowest share to 1 (or a little above the
-    /// highest, for shares above 1 from the calibration's error), in
-    /// twentieths, with room for the markers at either end.
-    fn fit(shares: impl IntoIterator<Item = f64>) -> ShareScale {
-        let (min, max) = shares
-            .into_iter()
-            .fold((1.0f64, 0.0f64), |(min, max), share| {
-                (min.min(share), max.max(share))
-            });
-        // The nudges keep 1.05 × 20 = 21.000000000000004 from rounding up.
-        let low = (((min - 0.02) * 20.0 + 1e-9).floor() / 20.0).max(0.0);
-        let high = (((max + 0.02) * 20.0 - 1e-9).ceil() / 20.0).max(1.0);
-        let step = [0.01, 0.02, 0.05, 0.1, 0.2, 0.25]
-            .into_iter()
-            .find(|step| (high - low) / step <= 8.0 + 1e-9)
-            .unwrap_or(0.25);
-        ShareScale { low, high, step }
-    }
-
+    /// The x of `share`; shares above 1 (the calibration's error) at 1.
     fn x(&self, share: f64) -> f64 {
-        let fraction = (share.clamp(self.low, self.high) - self.low) / (self.high - self.low);
-        LEFT + (PLOT_RIGHT - LEFT) * fraction
+        LEFT + (PLOT_RIGHT - LEFT) * share.clamp(0.0, 1.0)
     }
 
-    /// The multiples of the step on the axis.
-    fn ticks(&self) -> Vec<f64> {
-        let first = (self.low / self.step - 1e-9).ceil() as i64;
-        let last = (self.high / self.step + 1e-9).floor() as i64;
-        (first..=last)
-            .map(|multiple| multiple as f64 * self.step)
+    /// Every tenth, with its label: `0`, `0.1`, ..., `1.0`.
+    fn ticks(&self) -> Vec<(f64, String)> {
+        (0..=10)
+            .map(|tenth| {
+                let share = f64::from(tenth) / 10.0;
+                let label = if tenth == 0 {
+                    "0".to_owned()
+                } else {
+                    format!("{share:.1}")
+                };
+                (share, label)
+            })
             .collect()
     }
+}
+
+/// A text box: left, top, right, bottom.
+type Area = [f64; 4];
+
+/// A label placed beside a marker: where its text goes, how it is anchored.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Label {
+    pub(super) x: f64,
+    pub(super) y: f64,
+    pub(super) anchor: &'static str,
+    pub(super) text: String,
+}
+
+impl Label {
+    /// The box its text covers, by [`text_width`]'s estimate.
+    fn area(&self) -> Area {
+        let width = text_width(&self.text, LABEL_SIZE);
+        let left = match self.anchor {
+            "end" => self.x - width,
+            "middle" => self.x - width / 2.0,
+            _ => self.x,
+        };
+        [
+            left,
+            self.y - 0.8 * LABEL_SIZE,
+            left + width,
+            self.y + 0.25 * LABEL_SIZE,
+        ]
+    }
+}
+
+fn overlaps(a: &Area, b: &Area) -> bool {
+    a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]
+}
+
+/// A label for each marker at (x, y), where one fits: each marker's texts
+/// (longest first) are tried right of it, left of it, at its four corners,
+/// above and below, and
+/// the first that stays inside `area` and clear of every marker and every
+/// label placed so far is taken; `None` where none fits.
+pub(super) fn place_labels(markers: &[(f64, f64, Vec<String>)], area: Area) -> Vec<Option<Label>> {
+    let reach = |&(x, y, _): &(f64, f64, Vec<String>)| {
+        [
+            x - MARKER_REACH,
+            y - MARKER_REACH,
+            x + MARKER_REACH,
+            y + MARKER_REACH,
+        ]
+    };
+    let taken_by_markers: Vec<Area> = markers.iter().map(reach).collect();
+    let mut taken_by_labels: Vec<Area> = Vec::new();
+    let gap = MARKER_REACH + 3.0;
+    markers
+        .iter()
+        .map(|(x, y, texts)| {
+            let candidates = texts.iter().flat_map(|text| {
+                let (above, below) = (y - gap, y + gap + 0.8 * LABEL_SIZE);
+                [
+                    (x + gap, y + 4.0, "start"),
+                    (x - gap, y + 4.0, "end"),
+                    (x - gap, above, "end"),
+                    (x - gap, below, "end"),
+                    (x + gap, above, "start"),
+                    (x + gap, below, "start"),
+                    (*x, above - 2.0, "middle"),
+                    (*x, below, "middle"),
+                ]
+                .map(|(x, y, anchor)| Label {
+                    x,
+                    y,
+                    anchor,
+                    text: text.clone(),
+                })
+            });
+            let placed = candidates.into_iter().find(|label| {
+                let [left, top, right, bottom] = label.area();
+                let inside =
+                    left >= area[0] && top >= area[1] && right <= area[2] && bottom <= area[3];
+                inside
+                    && taken_by_markers
+                        .iter()
+                        .chain(&taken_by_labels)
+                        .all(|taken| !overlaps(&label.area(), taken))
+            })?;
+            taken_by_labels.push(placed.area());
+            Some(placed)
+        })
+        .collect()
 }
 
 /// A marker's shape, by case: a circle on the quiet host, a triangle on the
@@ -103,7 +185,7 @@ pub fn render_tradeoff_svg(results: &[CaseResult], info: &ChartInfo) -> String {
     let points = || busy.iter().flat_map(|result| &result.outcomes);
     let legend = Legend::new(&busy, &idle);
     let bottom = MIN_BOTTOM.max(TOP + legend.height());
-    let shares = ShareScale::fit(points().map(Outcome::background_share));
+    let shares = ShareScale;
     let latencies = LogScale::fit(
         points()
             .chain(idle.iter().copied())
@@ -118,9 +200,13 @@ pub fn render_tradeoff_svg(results: &[CaseResult], info: &ChartInfo) -> String {
             "Foreground p99 against background share: {}",
             info.describe()
         ),
-        "one marker per variant and host; best: bottom right (low p99, full share)",
+        &format!(
+            "one marker per variant and host, labelled with its p99 ({}); \
+             best: bottom right (low p99, full share)",
+            latency_basis(info.rounds)
+        ),
     );
-    axes(&mut svg, &shares, &latencies, bottom);
+    axes(&mut svg, &shares, &latencies, bottom, info.rounds);
     if points().any(|outcome| p99(outcome).is_none()) {
         starved_band(&mut svg);
     }
@@ -134,6 +220,8 @@ pub fn render_tradeoff_svg(results: &[CaseResult], info: &ChartInfo) -> String {
         }
     }
     let mut drawn: Vec<(f64, f64)> = Vec::new();
+    let mut to_label: Vec<(f64, f64, Vec<String>)> = Vec::new();
+    let mut label_colours: Vec<&str> = Vec::new();
     for result in &busy {
         for outcome in &result.outcomes {
             let x = shares.x(outcome.background_share());
@@ -155,35 +243,52 @@ pub fn render_tradeoff_svg(results: &[CaseResult], info: &ChartInfo) -> String {
                 colour(&outcome.name),
             ));
             drawn.push((x, y));
+            if let Some(us) = p99(outcome) {
+                let value = format_ms(us);
+                to_label.push((x, y, vec![format!("{} {value}", outcome.name), value]));
+                label_colours.push(colour(&outcome.name));
+            }
         }
+    }
+    let area = [LEFT + 2.0, TOP + 2.0, PLOT_RIGHT - 2.0, bottom - 2.0];
+    // A label takes its marker's colour, so that it reads as that marker's
+    // where markers crowd; the white outline (drawn under the glyphs) keeps
+    // it legible where it crosses a grid line or an idle reference.
+    let labels = place_labels(&to_label, area);
+    for (label, fill) in labels.iter().zip(label_colours) {
+        let Some(label) = label else { continue };
+        svg.raw(&format!(
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="{}" font-size="{LABEL_SIZE}" fill="{fill}" stroke="white" stroke-width="3" paint-order="stroke">{}</text>"#,
+            label.x,
+            label.y,
+            label.anchor,
+            super::svg::escape(&label.text)
+        ));
     }
     legend.draw(&mut svg);
     svg.finish()
 }
 
 /// Grid, tick labels and titles of both axes.
-fn axes(svg: &mut Svg, shares: &ShareScale, latencies: &LogScale, bottom: f64) {
-    for share in shares.ticks() {
+fn axes(svg: &mut Svg, shares: &ShareScale, latencies: &LogScale, bottom: f64, rounds: usize) {
+    for (share, label) in shares.ticks() {
         let x = shares.x(share);
         svg.raw(&format!(
             r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{bottom:.1}" stroke="#e4e4e4"/>"##
         ));
-        svg.text(
-            x,
-            bottom + 20.0,
-            r#"text-anchor="middle""#,
-            &format!("{share:.2}"),
-        );
+        svg.text(x, bottom + 20.0, r#"text-anchor="middle""#, &label);
     }
     for (micros, label) in latencies.ticks() {
         let y = latencies.at(micros);
-        let stroke = if label.is_some() { "#ccc" } else { "#eee" };
+        let stroke = if label.starts_with('1') {
+            "#ccc"
+        } else {
+            "#eee"
+        };
         svg.raw(&format!(
             r#"<line x1="{LEFT}" x2="{PLOT_RIGHT}" y1="{y:.1}" y2="{y:.1}" stroke="{stroke}"/>"#
         ));
-        if let Some(label) = label {
-            svg.text(LEFT - 6.0, y + 4.0, r#"text-anchor="end""#, &label);
-        }
+        svg.text(LEFT - 6.0, y + 4.0, r#"text-anchor="end""#, &label);
     }
     svg.raw(&format!(
         r##"<rect x="{LEFT}" y="{TOP}" width="{:.1}" height="{:.1}" fill="none" stroke="#999"/>"##,
@@ -194,7 +299,10 @@ fn axes(svg: &mut Svg, shares: &ShareScale, latencies: &LogScale, bottom: f64) {
         (LEFT + PLOT_RIGHT) / 2.0,
         bottom + 40.0,
         r#"text-anchor="middle""#,
-        "background CPU share of the workers, median round (higher is better →)",
+        &format!(
+            "background CPU share of the workers, at most 1 ({}; higher is better →)",
+            share_basis(rounds)
+        ),
     );
     svg.raw(&format!(
         r#"<text transform="translate(18,{:.1}) rotate(-90)" text-anchor="middle">foreground p99, log scale (lower is better ↓)</text>"#,
@@ -318,14 +426,100 @@ mod tests {
     }
 
     #[test]
-    fn the_share_axis_zooms_in_on_the_shares() {
-        let scale = ShareScale::fit([0.93, 0.97]);
-        assert_eq!((scale.low, scale.high, scale.step), (0.9, 1.0, 0.02));
-        assert_eq!(scale.ticks().len(), 6);
-        let scale = ShareScale::fit([0.13, 1.03]);
-        assert_eq!((scale.low, scale.high, scale.step), (0.1, 1.05, 0.2));
-        let ticks: Vec<String> = scale.ticks().iter().map(|t| format!("{t:.2}")).collect();
-        assert_eq!(ticks, ["0.20", "0.40", "0.60", "0.80", "1.00"]);
-        assert_eq!(ShareScale::fit([]).high, 1.0);
+    fn the_share_axis_runs_from_0_to_1() {
+        let scale = ShareScale;
+        assert_eq!(scale.x(0.0), LEFT);
+        assert_eq!(scale.x(1.0), PLOT_RIGHT);
+        assert_eq!(scale.x(1.03), PLOT_RIGHT, "no share beyond 1");
+        assert!((scale.x(0.5) - (LEFT + PLOT_RIGHT) / 2.0).abs() < 1e-9);
+        let labels: Vec<String> = scale.ticks().into_iter().map(|t| t.1).collect();
+        assert_eq!(labels.first().unwrap(), "0");
+        assert_eq!(labels.last().unwrap(), "1.0");
+        assert_eq!(labels.len(), 11);
+    }
+
+    #[test]
+    fn labels_go_where_there_is_room_else_shorter_else_nowhere() {
+        let texts = |long: &str, short: &str| vec![long.to_owned(), short.to_owned()];
+        let area = [0.0, 0.0, 400.0, 300.0];
+        let markers = [
+            // Room on the right.
+            (
+                100.0,
+                100.0,
+                texts("brigade/yield_if_busy 0.18 ms", "0.18 ms"),
+            ),
+            // At the right edge: the label goes left.
+            (398.0, 200.0, texts("tokio/yield_now 3.2 ms", "3.2 ms")),
+            // Boxed in by the first marker's label and the area's top: only
+            // the short text fits, below.
+            (110.0, 12.0, texts("brigade/yield_now 0.23 ms", "0.23 ms")),
+        ];
+        let labels = place_labels(&markers, area);
+        let first = labels[0].as_ref().unwrap();
+        assert_eq!(
+            (first.anchor, first.text.as_str()),
+            ("start", "brigade/yield_if_busy 0.18 ms")
+        );
+        let second = labels[1].as_ref().unwrap();
+        assert_eq!(
+            (second.anchor, second.x),
+            ("end", 398.0 - MARKER_REACH - 3.0)
+        );
+        let placed: Vec<Area> = labels.iter().flatten().map(Label::area).collect();
+        for (index, a) in placed.iter().enumerate() {
+            assert!(a[0] >= 0.0 && a[2] <= 400.0 && a[1] >= 0.0 && a[3] <= 300.0);
+            for b in &placed[index + 1..] {
+                assert!(!overlaps(a, b), "{a:?} {b:?}");
+            }
+        }
+        // A marker with no room at all gets no label.
+        let crowded = [(5.0, 5.0, texts("a long label that cannot fit", "x y z"))];
+        assert_eq!(place_labels(&crowded, [0.0, 0.0, 12.0, 12.0]), [None]);
+    }
+
+    #[test]
+    fn the_demo_s_markers_are_all_labelled_with_name_and_p99() {
+        use crate::mixed_load::report::tests::outcome;
+        let flat =
+            |name: &str, micros: u64, share: f64| outcome(name, &vec![micros; 200], false, share);
+        let plan = crate::mixed_load::plan(&crate::mixed_load::demo_variants(), 1, |_| true);
+        let outcomes = [
+            vec![flat("idle/brigade", 220, 0.0), flat("idle/tokio", 230, 0.0)],
+            vec![
+                flat("brigade/yield_if_busy", 180, 1.0),
+                flat("brigade/yield_now", 230, 0.99),
+                flat("tokio/yield_now", 3_200, 0.99),
+            ],
+            vec![
+                flat("brigade/yield_if_busy", 290, 0.64),
+                flat("brigade/yield_now", 420, 0.63),
+                flat("tokio/yield_now", 6_600, 0.65),
+            ],
+        ];
+        let results: Vec<CaseResult> = plan
+            .into_iter()
+            .zip(outcomes)
+            .map(|(case, outcomes)| CaseResult { case, outcomes })
+            .collect();
+        let svg = render_tradeoff_svg(&results, &info());
+        for label in [
+            "brigade/yield_if_busy 0.18 ms",
+            "brigade/yield_now 0.23 ms",
+            "tokio/yield_now 3.2 ms",
+            "brigade/yield_if_busy 0.29 ms",
+            "brigade/yield_now 0.42 ms",
+            "tokio/yield_now 6.6 ms",
+        ] {
+            assert!(svg.contains(&format!(">{label}</text>")), "{label} missing");
+        }
+        for tick in [
+            "100 µs", "200 µs", "500 µs", "1 ms", "2 ms", "5 ms", "10 ms",
+        ] {
+            assert!(svg.contains(&format!(">{tick}</text>")), "tick {tick}");
+        }
+        assert!(svg.contains("one round") && !svg.contains("median"));
+        assert!(!svg.contains(">1.1</text>"), "no share beyond 1");
+        assert_no_text_overlaps(&svg);
     }
 }

@@ -1,24 +1,38 @@
 //! The verdict: a few words per case that say what the tables show,
 //! brigade's `yield_if_busy` against tokio's `yield_now` (the call it
-//! replaces), e.g. "quiet host: foreground p99: brigade 0.21 ms, tokio 3.3
-//! ms (15× lower) at background share 0.94 against 0.97", and brigade's
-//! plain `yield_now` (code written for tokio) on a line of its own.
+//! replaces), e.g. "quiet host: foreground p99: brigade 0.19 ms, tokio 3.2
+//! ms: tokio's p99 is 17× brigade's; background share: brigade 1.00, tokio
+//! 0.99", and brigade's plain `yield_now` (code written for tokio) on a
+//! line of its own, which says so plainly when `yield_if_busy` did worse
+//! than it in the run.
 
 use std::fmt::Write as _;
 
 use super::{CaseKind, CaseResult, Outcome};
 
-/// The first lines of the verdict: what is compared, and which way is
-/// better.
-pub const VERDICT_HEADING: &str = "\
-verdict: foreground p99 (lower is better) and the background's share of the workers' CPU
-(higher is better); brigade = yield_if_busy, tokio = yield_now after each background unit:";
+/// Below this ratio two p99s are called level.
+const LEVEL: f64 = 1.1;
 
-/// A latency in ms with two significant digits or so: `0.21 ms`, `3.3 ms`,
-/// `398 ms`, `1.2 s`.
+/// The first two lines of the verdict of a run of `rounds` rounds: what is
+/// compared, over what, and which way is better.
+pub fn verdict_heading(rounds: usize) -> String {
+    let over = match rounds {
+        0 | 1 => "one round".to_owned(),
+        rounds => format!("{rounds} rounds: latencies pooled, shares the median round"),
+    };
+    format!(
+        "verdict ({over}): foreground p99 (lower is better) and the background's share of\n\
+         the workers' CPU (higher is better); brigade = yield_if_busy, tokio = yield_now:"
+    )
+}
+
+/// A latency with two significant digits or so: `14 µs`, `0.21 ms`,
+/// `3.3 ms`, `398 ms`, `1.2 s` (in µs below 0.1 ms, where two decimals of
+/// a ms would say too little).
 pub fn format_ms(micros: u64) -> String {
     let ms = micros as f64 / 1000.0;
     match ms {
+        _ if micros < 100 => format!("{micros} µs"),
         ms if ms < 1.0 => format!("{ms:.2} ms"),
         ms if ms < 10.0 => format!("{ms:.1} ms"),
         ms if ms < 1000.0 => format!("{ms:.0} ms"),
@@ -33,24 +47,20 @@ pub fn p99(outcome: &Outcome) -> Option<u64> {
         .then(|| latencies.value_at_quantile(0.99))
 }
 
-/// How brigade's p99 compares with tokio's: `15× lower`, `1.3× higher`,
-/// or `level` within 10 %.
-pub fn compare(brigade_us: u64, tokio_us: u64) -> String {
-    let ratio = tokio_us.max(1) as f64 / brigade_us.max(1) as f64;
-    let times = |ratio: f64| {
-        if ratio < 10.0 {
-            format!("{ratio:.1}×")
-        } else {
-            format!("{ratio:.0}×")
-        }
-    };
-    if ratio >= 1.1 {
-        format!("{} lower", times(ratio))
-    } else if ratio <= 1.0 / 1.1 {
-        format!("{} higher", times(1.0 / ratio))
-    } else {
-        "level".to_owned()
+/// How two p99s compare, the higher named first: `tokio's p99 is 17×
+/// brigade's`, `brigade's p99 is 1.5× tokio's`, or `level (within 10%)`.
+pub fn compare(a: (&str, u64), b: (&str, u64)) -> String {
+    let ((high_name, high), (low_name, low)) = if a.1 >= b.1 { (a, b) } else { (b, a) };
+    let ratio = high.max(1) as f64 / low.max(1) as f64;
+    if ratio < LEVEL {
+        return "level (within 10%)".to_owned();
     }
+    let times = if ratio < 10.0 {
+        format!("{ratio:.1}×")
+    } else {
+        format!("{ratio:.0}×")
+    };
+    format!("{high_name}'s p99 is {times} {low_name}'s")
 }
 
 fn latency(outcome: &Outcome) -> String {
@@ -75,17 +85,14 @@ pub fn case_verdict(result: &CaseResult) -> Option<(String, Vec<String>)> {
         lines.push(main_line(&sides, busy));
     }
     if busy && let Some(plain) = result.outcome("brigade/yield_now") {
-        lines.push(format!(
-            "brigade's plain yield_now: {} at background share {:.2}",
-            latency(plain),
-            plain.background_share()
-        ));
+        lines.push(plain_line(plain, result.outcome(brigade)));
     }
     (!lines.is_empty()).then(|| (result.case.label(), lines))
 }
 
-/// `foreground p99: brigade 0.21 ms, tokio 3.3 ms (15× lower) at background
-/// share 0.94 against 0.97`, for the sides that ran.
+/// `foreground p99: brigade 0.19 ms, tokio 3.2 ms: tokio's p99 is 17×
+/// brigade's; background share: brigade 1.00, tokio 0.99`, for the sides
+/// that ran.
 fn main_line(sides: &[(&str, &Outcome)], busy: bool) -> String {
     let latencies: Vec<String> = sides
         .iter()
@@ -95,19 +102,58 @@ fn main_line(sides: &[(&str, &Outcome)], busy: bool) -> String {
     if let [(_, brigade), (_, tokio)] = sides
         && let (Some(brigade_us), Some(tokio_us)) = (p99(brigade), p99(tokio))
     {
-        let _ = write!(segment, " ({})", compare(brigade_us, tokio_us));
+        let _ = write!(
+            segment,
+            ": {}",
+            compare(("brigade", brigade_us), ("tokio", tokio_us))
+        );
     }
     if busy {
         let shares: Vec<String> = sides
             .iter()
-            .map(|(_, outcome)| format!("{:.2}", outcome.background_share()))
+            .map(|(runtime, outcome)| format!("{runtime} {:.2}", outcome.background_share()))
             .collect();
-        let _ = write!(segment, " at background share {}", shares.join(" against "));
+        let _ = write!(segment, "; background share: {}", shares.join(", "));
     }
     segment
 }
 
-/// The verdict: [`VERDICT_HEADING`], then each case that has something to
+/// brigade's plain `yield_now` beside its `yield_if_busy` (if that ran):
+/// `brigade's plain yield_now: p99 0.23 ms, background share 0.94;
+/// yield_now's p99 is 1.2× yield_if_busy's`, or, where `yield_if_busy` did
+/// worse, a sentence that says so first.
+fn plain_line(plain: &Outcome, if_busy: Option<&Outcome>) -> String {
+    let mut line = format!(
+        "brigade's plain yield_now: p99 {}, background share {:.2}",
+        latency(plain),
+        plain.background_share()
+    );
+    let (Some(plain_us), Some(if_busy_us)) = (p99(plain), if_busy.and_then(p99)) else {
+        return line;
+    };
+    let comparison = compare(("yield_if_busy", if_busy_us), ("yield_now", plain_us));
+    if if_busy_us as f64 >= plain_us as f64 * LEVEL {
+        let _ = write!(
+            line,
+            "; yield_if_busy did worse than plain yield_now in this run: {comparison}"
+        );
+    } else {
+        let _ = write!(line, "; {comparison}");
+    }
+    line
+}
+
+/// The number of rounds behind `results`: the most any variant ran.
+pub fn rounds(results: &[CaseResult]) -> usize {
+    results
+        .iter()
+        .flat_map(|result| &result.outcomes)
+        .map(|outcome| outcome.background_shares.len())
+        .max()
+        .unwrap_or(0)
+}
+
+/// The verdict: [`verdict_heading`], then each case that has something to
 /// compare, its label in a column of its own.
 pub fn format_verdict(results: &[CaseResult]) -> String {
     let verdicts: Vec<(String, Vec<String>)> = results.iter().filter_map(case_verdict).collect();
@@ -119,7 +165,7 @@ pub fn format_verdict(results: &[CaseResult]) -> String {
         .map(|(label, _)| label.chars().count() + 1)
         .max()
         .unwrap_or(0);
-    let mut text = format!("{VERDICT_HEADING}\n");
+    let mut text = format!("{}\n", verdict_heading(rounds(results)));
     for (label, lines) in verdicts {
         for (index, line) in lines.iter().enumerate() {
             let label = if index == 0 {
@@ -153,6 +199,8 @@ mod tests {
 
     #[test]
     fn latencies_read_in_ms_with_two_digits() {
+        assert_eq!(format_ms(14), "14 µs");
+        assert_eq!(format_ms(100), "0.10 ms");
         assert_eq!(format_ms(210), "0.21 ms");
         assert_eq!(format_ms(3_300), "3.3 ms");
         assert_eq!(format_ms(398_000), "398 ms");
@@ -160,12 +208,59 @@ mod tests {
     }
 
     #[test]
-    fn comparisons_say_lower_higher_or_level() {
-        assert_eq!(compare(210, 3_300), "16× lower");
-        assert_eq!(compare(200, 300), "1.5× lower");
-        assert_eq!(compare(300, 200), "1.5× higher");
-        assert_eq!(compare(200, 210), "level");
-        assert_eq!(compare(0, 0), "level");
+    fn comparisons_name_the_higher_p99_first() {
+        assert_eq!(
+            compare(("brigade", 190), ("tokio", 3_230)),
+            "tokio's p99 is 17× brigade's"
+        );
+        assert_eq!(
+            compare(("brigade", 300), ("tokio", 200)),
+            "brigade's p99 is 1.5× tokio's"
+        );
+        assert_eq!(
+            compare(("brigade", 200), ("tokio", 300)),
+            "tokio's p99 is 1.5× brigade's"
+        );
+        assert_eq!(
+            compare(("brigade", 200), ("tokio", 210)),
+            "level (within 10%)"
+        );
+        assert_eq!(compare(("brigade", 0), ("tokio", 0)), "level (within 10%)");
+    }
+
+    #[test]
+    fn the_heading_names_the_rounds() {
+        assert!(verdict_heading(1).starts_with("verdict (one round):"));
+        assert!(verdict_heading(3).starts_with("verdict (3 rounds: latencies pooled"));
+        assert_eq!(verdict_heading(1).lines().count(), 2);
+    }
+
+    #[test]
+    fn yield_if_busy_worse_than_plain_yield_now_is_said_plainly() {
+        // The crowded host of 2026-11-26: 0.42 ms against 0.23 ms.
+        let result = CaseResult {
+            case: case(CaseKind::Crowded),
+            outcomes: vec![
+                flat("brigade/yield_if_busy", 420, 0.64),
+                flat("brigade/yield_now", 230, 0.63),
+                flat("tokio/yield_now", 6_600, 0.65),
+            ],
+        };
+        let (_, lines) = case_verdict(&result).unwrap();
+        assert_eq!(
+            lines[1],
+            "brigade's plain yield_now: p99 0.23 ms, background share 0.63; \
+             yield_if_busy did worse than plain yield_now in this run: \
+             yield_if_busy's p99 is 1.8× yield_now's"
+        );
+        // Level, or better: no such sentence.
+        let mut level = result;
+        level.outcomes[0] = flat("brigade/yield_if_busy", 240, 0.64);
+        let (_, lines) = case_verdict(&level).unwrap();
+        assert_eq!(
+            lines[1],
+            "brigade's plain yield_now: p99 0.23 ms, background share 0.63; level (within 10%)"
+        );
     }
 
     #[test]
@@ -183,9 +278,10 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "foreground p99: brigade 0.21 ms, tokio 3.3 ms (16× lower) \
-                 at background share 0.94 against 0.97",
-                "brigade's plain yield_now: 0.23 ms at background share 0.94"
+                "foreground p99: brigade 0.21 ms, tokio 3.3 ms: tokio's p99 is 16× brigade's; \
+                 background share: brigade 0.94, tokio 0.97",
+                "brigade's plain yield_now: p99 0.23 ms, background share 0.94; \
+                 level (within 10%)"
             ]
         );
     }
@@ -198,7 +294,7 @@ mod tests {
         };
         assert_eq!(
             case_verdict(&idle).unwrap().1,
-            ["foreground p99: brigade 0.17 ms, tokio 0.18 ms (level)"]
+            ["foreground p99: brigade 0.17 ms, tokio 0.18 ms: level (within 10%)"]
         );
         let crowded = CaseResult {
             case: case(CaseKind::Crowded),
@@ -212,8 +308,8 @@ mod tests {
             (
                 "crowded host (1 busy neighbour)".to_owned(),
                 vec![
-                    "foreground p99: brigade 0.19 ms, tokio starved \
-                     at background share 1.00 against 0.99"
+                    "foreground p99: brigade 0.19 ms, tokio starved; \
+                     background share: brigade 1.00, tokio 0.99"
                         .to_owned()
                 ]
             )
@@ -228,7 +324,7 @@ mod tests {
         };
         assert_eq!(
             case_verdict(&only_plain).unwrap().1,
-            ["brigade's plain yield_now: 0.50 ms at background share 0.90"]
+            ["brigade's plain yield_now: p99 0.50 ms, background share 0.90"]
         );
         let nothing = CaseResult {
             case: case(CaseKind::Quiet),
@@ -237,7 +333,7 @@ mod tests {
         assert_eq!(case_verdict(&nothing), None);
         assert_eq!(format_verdict(&[nothing]), "");
         let verdict = format_verdict(&[only_plain]);
-        assert!(verdict.starts_with(VERDICT_HEADING), "{verdict}");
+        assert!(verdict.starts_with(&verdict_heading(1)), "{verdict}");
         assert_eq!(verdict.lines().count(), 3, "{verdict}");
     }
 
@@ -260,10 +356,12 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "  foreground alone:  foreground p99: brigade 0.17 ms, tokio 0.18 ms (level)",
-                "  quiet host:        foreground p99: brigade 0.21 ms, tokio 3.3 ms (16× lower) \
-                 at background share 0.94 against 0.97",
-                "                     brigade's plain yield_now: 0.23 ms at background share 0.94",
+                "  foreground alone:  foreground p99: brigade 0.17 ms, tokio 0.18 ms: \
+                 level (within 10%)",
+                "  quiet host:        foreground p99: brigade 0.21 ms, tokio 3.3 ms: \
+                 tokio's p99 is 16× brigade's; background share: brigade 0.94, tokio 0.97",
+                "                     brigade's plain yield_now: p99 0.23 ms, background share \
+                 0.94; level (within 10%)",
             ]
         );
     }
