@@ -223,6 +223,22 @@ impl Server {
         &self.stats
     }
 
+    /// Waits, at most `timeout`, until the bulk job has done more than
+    /// `units` units; the count then, or `None` if it made no progress.
+    pub fn wait_for_units_above(&self, units: u64, timeout: Duration) -> Option<u64> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let now = self.stats.units();
+            if now > units {
+                return Some(now);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// How long one bulk unit took at start-up.
     pub fn unit_duration(&self) -> Duration {
         self.unit

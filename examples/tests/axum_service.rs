@@ -7,7 +7,7 @@
 //! `tokio-compat`, the proxy route too.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use brigade_examples::harness::RuntimeKind;
 use brigade_examples::service::{self, Config, Server};
@@ -27,12 +27,9 @@ type HttpClient = Client<HttpConnector, Full<Bytes>>;
 fn start(runtime: RuntimeKind) -> Server {
     let config = Config {
         runtime,
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        workers: 2,
         bulk: 2,
-        elastic: true,
         keys: 1000,
-        duration: None,
+        ..Config::with_port(0)
     };
     service::http::start(&config).expect("the service starts")
 }
@@ -108,15 +105,9 @@ async fn exercise(addr: SocketAddr, runtime: RuntimeKind, http2: bool, keys: usi
 /// Waits (at most `TIMEOUT`) until the bulk job has done more than
 /// `units` units; the count then.
 fn bulk_passes(server: &Server, units: u64) -> u64 {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        let now = server.stats().units();
-        if now > units {
-            return now;
-        }
-        assert!(Instant::now() < deadline, "the bulk job made no progress");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    server
+        .wait_for_units_above(units, TIMEOUT)
+        .expect("the bulk job made no progress")
 }
 
 fn client_runtime() -> tokio::runtime::Runtime {

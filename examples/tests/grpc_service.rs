@@ -5,7 +5,7 @@
 //! handler ran on the runtime's worker threads.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use brigade_examples::harness::RuntimeKind;
 use brigade_examples::service::grpc::KvClient;
@@ -21,12 +21,9 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 fn start(runtime: RuntimeKind) -> Server {
     let config = Config {
         runtime,
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        workers: 2,
         bulk: 2,
-        elastic: true,
         keys: 1000,
-        duration: None,
+        ..Config::with_port(0)
     };
     service::grpc::start(&config).expect("the service starts")
 }
@@ -88,15 +85,9 @@ async fn exercise(addr: SocketAddr) -> u64 {
 /// Waits (at most `TIMEOUT`) until the bulk job has done more than
 /// `units` units; the count then.
 fn bulk_passes(server: &Server, units: u64) -> u64 {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        let now = server.stats().units();
-        if now > units {
-            return now;
-        }
-        assert!(Instant::now() < deadline, "the bulk job made no progress");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    server
+        .wait_for_units_above(units, TIMEOUT)
+        .expect("the bulk job made no progress")
 }
 
 fn unary_and_streaming_calls(runtime: RuntimeKind) {
