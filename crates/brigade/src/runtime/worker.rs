@@ -61,6 +61,7 @@
 //! worker's check that an idle worker serves: `worker/unserved.rs`.
 
 mod block_on;
+pub(crate) mod floor;
 pub(crate) mod run_next;
 mod spawned;
 mod steal;
@@ -144,8 +145,11 @@ pub(crate) struct Core {
     /// empty deque without notifying an idle worker (`worker/spawned.rs`);
     /// cleared when the poll ends.
     notify_deferred: Cell<bool>,
-    /// The rescued task that runs as if nothing waited (`yield_queue/rescue.rs`).
+    /// The rescued task that runs as if nothing waited (`yield_queue/rescue.rs`,
+    /// or a floor turn: `worker/floor.rs`).
     slice: Slice,
+    /// The background floor's account (`worker/floor.rs`).
+    floor: floor::Floor,
     /// Self-wakes of background tasks this worker let run on since its
     /// background tasks last took turns (`worker/step_aside.rs`'s
     /// `TURN_AFTER_SELF_WAKES`).
@@ -195,6 +199,7 @@ impl Core {
         Core {
             index,
             is_spare: shared.compensation.is_spare(index),
+            floor: floor::Floor::new(shared.config.background_floor),
             shared,
             local,
             tick: Cell::new(0),
@@ -595,6 +600,7 @@ impl Core {
     /// an elastic task through admission first, and polls it.
     fn run_task(&self, runnable: Runnable) {
         self.poll_or_drop(runnable);
+        self.floor.poll_ended(|| self.shared.clock_nanos());
         // A child spawned into the empty deque without a notification is
         // the next task this worker takes (`worker/spawned.rs`).
         self.notify_deferred.set(false);

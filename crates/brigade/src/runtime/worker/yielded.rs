@@ -43,10 +43,18 @@ impl Core {
         None
     }
 
-    /// The starvation bound (`yield_queue/rescue.rs`), at the first tick of
-    /// an epoch: takes the head of the yield queue if it is overdue and this
-    /// worker wins the rescue, and gives the task a slice.
+    /// At the first tick of an epoch, a task taken from the yield queue
+    /// ahead of this worker's own deque: a rescue of an overdue head
+    /// ([`rescue_starving`](Self::rescue_starving)), else a turn of the
+    /// background floor, if one is set and due (`worker/floor.rs`).
     pub(super) fn rescue_overdue(&self) -> Option<Runnable> {
+        self.rescue_starving().or_else(|| self.floor_turn())
+    }
+
+    /// The starvation bound (`yield_queue/rescue.rs`): takes the head of the
+    /// yield queue if it is overdue and this worker wins the rescue, and
+    /// gives the task a slice.
+    fn rescue_starving(&self) -> Option<Runnable> {
         let shared = self.shared();
         let head_at = shared.yield_queue.head_at()?;
         let now = shared.clock_nanos();
@@ -65,9 +73,11 @@ impl Core {
     }
 
     /// Takes a waiting task out for this worker to run, recording how long
-    /// it waited until `now`.
-    fn take_back(&self, waiting: Waiting, now: u64) -> Option<Runnable> {
+    /// it waited until `now`; its poll is background time for the floor
+    /// (`worker/floor.rs`).
+    pub(super) fn take_back(&self, waiting: Waiting, now: u64) -> Option<Runnable> {
         let shared = self.shared();
+        self.floor.background_poll_starts(now);
         shared
             .metrics
             .worker(self.index())
