@@ -86,6 +86,7 @@ fn config(runtime: RuntimeKind) -> Config {
         import: ImportMode::Yielding,
         tasks: 4,
         elastic: true,
+        background_floor: 0.0,
         runtime,
         http2: false,
         duration: None,

@@ -95,6 +95,7 @@ fn start_brigade(
 ) -> io::Result<(Runtime, SocketAddr)> {
     let rt = brigade_builder(config.workers)
         .thread_name("kv-brigade")
+        .background_floor(config.background_floor)
         .build()?;
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;

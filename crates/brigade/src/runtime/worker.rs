@@ -670,6 +670,7 @@ impl Core {
     fn poll_elastic(&self, runnable: Runnable, sampled_at: Option<u64>) {
         let shared = &self.shared;
         let started = self.elastic.started();
+        self.floor.background_poll_starts(started);
         self.begin_poll(runnable.metadata(), sampled_at, Some(started));
         // Keeps the task allocation (and its header) alive after `run`.
         let task = TaskRef::of(&runnable);

@@ -19,7 +19,8 @@
 //!   holds an entry now, or the worker ran a background poll since).
 //! - **Pays**: every poll of a task this worker took out of the yield queue
 //!   (`Core::take_back`: with nothing else to do, a rescue, or a floor
-//!   turn) is timed and its length taken off the debt.
+//!   turn), and every admitted elastic poll (`Core::poll_elastic`), is
+//!   timed and its length taken off the debt.
 //! - **Turns**: once the debt reaches [`FLOOR_SLICE`], the tick takes the
 //!   yield queue's head ahead of the worker's own deque (its own shard
 //!   first, as a take-back does) and gives the task a slice of
@@ -38,9 +39,12 @@
 //! counts too, so a worker with spare time never takes a floor turn.
 //!
 //! Elastic tasks (`spawn_elastic`) wait for admission's tokens, not in the
-//! yield queue, once their grant is spent: the floor raises the elastic
-//! limit's minimum ([`ElasticConfig::min_utilization`]) to `F`
-//! ([`with_floor`]), so the controller never throttles them below it.
+//! yield queue, once their grant is spent, and a floor turn cannot admit
+//! them: the floor raises the elastic limit's minimum
+//! ([`ElasticConfig::min_utilization`]) to `F` ([`with_floor`]), so the
+//! controller never throttles them below it. Their admitted polls pay the
+//! account like any background poll, so tokens and turns together give
+//! about `F`, not `F` twice.
 //!
 //! ## Protocol
 //! None across threads: the account is the worker's own (`Cell`s, only its
@@ -130,7 +134,8 @@ impl Floor {
         self.share != 0
     }
 
-    /// A task taken out of the yield queue at `now` is about to be polled.
+    /// A task taken out of the yield queue, or an admitted elastic task, is
+    /// about to be polled; its poll started at `now`.
     #[inline]
     pub(crate) fn background_poll_starts(&self, now: u64) {
         if self.is_on() {

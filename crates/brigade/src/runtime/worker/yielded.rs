@@ -77,16 +77,19 @@ impl Core {
     /// (`worker/floor.rs`).
     pub(super) fn take_back(&self, waiting: Waiting, now: u64) -> Option<Runnable> {
         let shared = self.shared();
-        self.floor.background_poll_starts(now);
         shared
             .metrics
             .worker(self.index())
             .yield_delay
             .record(now.saturating_sub(waiting.since));
-        match waiting.entry {
+        let runnable = match waiting.entry {
             Entry::Run(runnable) => Some(runnable),
             Entry::Wake(wake) => self.deliver_own_wake(|| wake.wake()),
+        };
+        if runnable.is_some() {
+            self.floor.background_poll_starts(now);
         }
+        runnable
     }
 
     /// Whether this worker is taking a task back from the yield queue: the
