@@ -22,8 +22,9 @@
 //!   turn), and every admitted elastic poll (`Core::poll_elastic`), is
 //!   timed and its length taken off the debt.
 //! - **Turns**: once the debt reaches [`FLOOR_SLICE`], the tick takes the
-//!   yield queue's head ahead of the worker's own deque (its own shard
-//!   first, as a take-back does) and gives the task a slice of
+//!   head of its own shard of the yield queue (another's, under the
+//!   queue's usual rules, if its own is empty) ahead of its own deque and
+//!   gives the task a slice of
 //!   [`FLOOR_SLICE`] (the rescue's `Slice`), during which its
 //!   `yield_if_busy()` calls continue and its self-wakes do not step aside.
 //! - The debt is clamped to `±`[`MAX_BALANCE`]: a worker that was idle (so
@@ -188,7 +189,10 @@ impl Core {
         if !self.floor.tick(now, !shared.yield_queue.is_empty()) {
             return None;
         }
-        let waiting = shared.yield_queue.pop_for(self.index(), true, now)?;
+        // Its own shard first, without the look at how long other shards'
+        // heads have waited: each worker pays its own debt, and its own
+        // background tasks are the ones whose data its cache holds.
+        let waiting = shared.yield_queue.pop_for(self.index(), false, now)?;
         let runnable = self.take_back(waiting, now)?;
         let len = FLOOR_SLICE.as_nanos() as u64;
         self.slice.start_for(runnable.metadata().id(), now, len);
