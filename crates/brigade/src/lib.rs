@@ -148,6 +148,7 @@ pub mod io;
 mod metrics;
 #[cfg(not(loom))]
 pub mod net;
+mod policy;
 pub mod runtime;
 #[cfg(not(loom))]
 pub mod signal;

@@ -91,15 +91,8 @@ pub(crate) use poll::Driver;
 #[cfg(all(test, not(loom)))]
 pub(crate) use poll::test_hooks;
 
-/// How many ticks a busy worker runs between non-blocking driver polls.
-///
-/// A fixed 61 ticks, not tuned at run time: often enough that a busy
-/// runtime handles I/O in batches on the workers themselves (no thread
-/// hop), rarely enough that the `epoll_wait` syscall, which costs as much as
-/// a short poll, is paid once per 61 ticks. There is nothing to tune it
-/// for: latency under saturation does not depend on it, because the
-/// fallback thread and `yield_if_busy()`'s epoch poll bound that.
-pub(crate) const EVENT_INTERVAL: u32 = 61;
+/// B1 of the policy (`policy.rs`): the ticks between non-blocking polls.
+pub(crate) use crate::policy::EVENT_INTERVAL;
 
 /// What [`Driver::park_in_poll`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,9 +184,8 @@ impl Watch {
     }
 }
 
-/// How long a busy worker that found the watcher not serving serves the
-/// poll in its place: 2^20 ns, about 1 ms (see [`Relief`]).
-pub(crate) const RELIEF_NANOS: u64 = 1 << 20;
+/// C1 of the policy (`policy.rs`): the crowded host's constants.
+pub(crate) use crate::policy::{MAX_QUIET_SHIFT, RELIEF_NANOS, UNSERVED_EPOCHS};
 
 /// The watcher's relief: while a busy worker serves the poll for a watcher
 /// that the kernel does not run (a crowded host), the watcher stops waiting
@@ -290,14 +282,6 @@ pub(crate) struct UnservedProbe {
     /// harvesting since, while that lasts.
     pending_since: Cell<Option<u64>>,
 }
-
-/// The longest back-off of [`UnservedProbe`]: a check every 2^3 epochs.
-const MAX_QUIET_SHIFT: u32 = 3;
-
-/// How many epochs work must stay pending, unharvested, between two checks
-/// before a busy worker serves it for a watcher it is not relieving
-/// ([`UnservedProbe::should_harvest`]).
-pub(crate) const UNSERVED_EPOCHS: u64 = 2;
 
 impl UnservedProbe {
     /// The check at `epoch`, given the driver's harvest count now and a

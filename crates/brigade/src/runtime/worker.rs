@@ -3,37 +3,15 @@
 //! turns with its future: `worker/block_on.rs`.)
 //!
 //! ## Where a worker looks, in order ([`Core::next_task`])
-//! 1. Every [`GLOBAL_QUEUE_INTERVAL`] ticks, the injector first, so tasks
-//!    spawned from outside are never starved by a worker whose deque keeps
-//!    refilling itself.
-//! 2. Its run-next slot: a foreground task that the previous poll spawned
-//!    or woke here, up to [`run_next::MAX_RUN_NEXT_STREAK`] in a row
-//!    (`worker/run_next.rs`).
-//! 3. Its own FIFO deque.
-//! 4. The injector (taking a batch into the own deque).
-//! 5. Stealing half of a random victim's deque, or the task in its
-//!    run-next slot once that is open (only while counted as searching;
-//!    see `idle.rs`; `worker/steal.rs`).
-//! 6. The yield queue: tasks that stepped aside (in `yield_if_busy()`, or
-//!    background tasks that woke themselves) run when, and only when,
-//!    nothing else is waiting; except that an entry older than
-//!    `max_yield_delay` is *rescued* ahead of everything else, at the first
-//!    tick of an epoch, within a runtime-wide rate limit
-//!    (`worker/yielded.rs`, `yield_queue/rescue.rs`). Background tasks
-//!    that wake themselves also take turns with those in their worker's
-//!    shard while nothing else waits (`Core::take_turns`, from the
-//!    schedule hook: `worker/step_aside.rs`).
-//! 7. Otherwise it waits for work (`Idle::wait_for_work`), which re-checks
-//!    every queue, the yield queue included, after counting itself idle,
-//!    then parks: inside the driver's poll if that is free, else on its own
-//!    condvar.
-//!
-//! Besides, every [`EVENT_INTERVAL`] ticks, and at the first tick of every
-//! ≈ 33 µs epoch that no other worker polled in yet, the worker polls I/O
-//! and timers without blocking (if no other thread holds the driver); it
-//! also does so right before taking from the yield queue if no worker has
-//! in this epoch, so network-woken foreground work beats yielded background
-//! work that stepped aside an epoch or more ago.
+//! The steps are B1 to B11 of the policy (`policy.rs`, which has each
+//! rule's constant and reason; `docs/design.md` draws them): the driver
+//! poll (B1), the rescue of an overdue yield queue (B2), the injector
+//! first every [`GLOBAL_QUEUE_INTERVAL`] ticks or after a self-wake (B3),
+//! the run-next slot (B4, `worker/run_next.rs`), the own deque (B5), the
+//! injector (B6), the own shard of the yield queue without searching (B7,
+//! [`Core::take_back_own_yielded`]), stealing (B8, `worker/steal.rs`), the
+//! yield queue as a searcher (B9, `worker/yielded.rs`), an elastic idle
+//! grant (B10), and the park (B11, [`Core::wait_for_work`]).
 //!
 //! Tasks woken while this worker dispatches events from inside the driver's
 //! poll, where it parked, go to its deque without waking another worker: it is awake
@@ -46,13 +24,9 @@
 //! after an elastic poll (whose CPU charge depends on it); after a plain
 //! poll the monitor ends it at its next sample, so plain polls pay nothing.
 //!
-//! A task woken on a worker goes to that worker's deque (see
-//! `Shared::schedule_on_worker`), or, woken or spawned by another task's
-//! poll, to its run-next slot (`worker/run_next.rs`); the deque is FIFO, so a self-wake (`yield_now`,
-//! `yield_if_busy` moving to the back) goes to the back, and makes the
-//! worker look at the injector first on its next tick: a task that steps
-//! aside steps aside for work spawned from outside too, not only for its
-//! deque-mates.
+//! Where a task woken or spawned on a worker goes is A4 to A6 of the
+//! policy (`Shared::schedule_on_worker`, [`Core::push_local`],
+//! [`Core::push_local_yielded`], `worker/spawned.rs`).
 //!
 //! A task spawned into the worker's empty deque announces itself only if
 //! the spawning poll goes on (`worker/spawned.rs`). Stepping aside:
@@ -79,6 +53,7 @@ use super::{Handle, Shared, context};
 use crate::admission::ElasticPoll;
 use crate::driver::{EVENT_INTERVAL, Parker, PollPark, UnservedProbe, earliest};
 use crate::epoch::{EpochGate, epoch_of};
+use crate::policy::GLOBAL_QUEUE_INTERVAL;
 use crate::task::task_ref::TaskRef;
 use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::rescue::Slice;
@@ -96,22 +71,6 @@ enum WakeMode {
     /// `Core::rescue_overdue`).
     HandBack,
 }
-
-/// How many ticks (tasks taken) between two forced looks at the injector.
-///
-/// A fixed 61 ticks: it bounds how long an injected task can wait behind a
-/// self-refilling local deque to 61 polls, costs one failed injector check
-/// per 61 polls when there is nothing to find, and, being prime, rarely
-/// falls into step with a workload's own period. (It equals the driver's
-/// `EVENT_INTERVAL`, so both fall on the same tick.)
-///
-/// Tokio started from the same 61 but now tunes its interval from the mean
-/// poll time, to space its injector checks by time rather than by polls.
-/// Brigade keeps a fixed count: the check stays one modulo on the hot path
-/// of [`Core::next_task`], and the checks brigade does space by time (the
-/// driver poll and the rescue of overdue yielded tasks) run once per epoch
-/// (`epoch.rs`) instead.
-pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = 61;
 
 /// The state of one worker, owned by its thread's run loop and reachable
 /// through `context::with_current_worker` while the loop runs. Everything
@@ -439,38 +398,46 @@ impl Core {
         let tick = self.tick.get().wrapping_add(1);
         self.tick.set(tick);
         let new_epoch = self.loop_gate.is_new_epoch(|| self.shared.clock_nanos());
+        // B1: the driver poll.
         if tick.is_multiple_of(EVENT_INTERVAL) {
             self.shared.driver.poll_nonblocking();
         } else if new_epoch {
             self.poll_for_epoch(self.loop_gate.epoch());
         }
+        // B2: the rescue of an overdue yield queue.
         if new_epoch && let Some(runnable) = self.rescue_overdue() {
             return Some(runnable);
         }
+        // B3: the injector first.
         let injector_first = self.injector_first.replace(false);
         if (injector_first || tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL))
             && let Some(runnable) = self.take_from_injector()
         {
             return Some(runnable);
         }
+        // B4: the run-next slot.
         if let Some(runnable) = self.next_from_run_next() {
             return Some(runnable);
         }
+        // B5: the own deque.
         if let Some(runnable) = self.local.pop() {
             return Some(runnable);
         }
+        // B6: the injector.
         if let Some(runnable) = self.take_from_injector() {
             return Some(runnable);
         }
+        // B7: the own shard of the yield queue, without searching.
         if !self.searching.get()
             && let Some(runnable) = self.take_back_own_yielded()
         {
             return Some(runnable);
         }
+        // B8: steal, as a searcher.
         if let Some(runnable) = self.steal() {
             return Some(runnable);
         }
-        // Only a worker that just searched everywhere (rather than one that
+        // B9: the yield queue. Only a worker that just searched everywhere (rather than one that
         // was throttled out of searching) may take back yielded work, and only
         // after a look at I/O and timers, unless some worker already looked
         // in this epoch: I/O is then noticed within an epoch, as when every
@@ -494,13 +461,13 @@ impl Core {
                 return Some(runnable);
             }
         }
-        // Last, elastic work waiting for tokens, on CPU nobody else wants
-        // (`admission/mod.rs`).
+        // B10: elastic work waiting for tokens, on CPU nobody else wants
+        // (`admission/mod.rs`). B11, the park, is the caller's.
         self.shared.admission.take_for_idle_worker()
     }
 
-    /// A worker that just ran a task takes back yielded work of its own
-    /// shard without becoming a searcher, unless another worker's deque
+    /// B7 of the policy (`policy.rs`): a worker that just ran a task takes
+    /// back yielded work of its own shard without becoming a searcher, unless another worker's deque
     /// holds work its owner is not getting to (`Core::others_need_help`:
     /// a backlog, or a task while the owner made no progress since this
     /// worker's last look; a look that writes nothing). Becoming a searcher
@@ -716,6 +683,8 @@ impl Core {
         Some(Duration::from_nanos(ends.saturating_sub(now)))
     }
 
+    /// B11 of the policy (`policy.rs`): counts this worker idle, re-checks
+    /// every queue and parks (`Idle::wait_for_work`).
     fn wait_for_work(&self) {
         let shared = &self.shared;
         shared.metrics.worker(self.index).count_park();

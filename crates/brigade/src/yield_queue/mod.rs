@@ -44,20 +44,8 @@ pub(crate) use entry::{DeferredWake, Entry, Waiting, YieldState};
 use stamped::StampedQueue;
 
 use crate::epoch::epoch_start;
+use crate::policy::OWNER_GRACE_NANOS;
 use crate::task::Runnable;
-
-/// How long a lone entry in a worker's shard is left for that worker to take
-/// back before another worker takes it (`YieldQueue::may_take`): 2^18 ns
-/// (8 epochs, about a quarter of a millisecond), several times what a worker
-/// takes to run the request it stepped aside for. (2^20 ns served `kv` no
-/// better and let a crowded host's sleeping worker sleep longer:
-/// `mixed_load` with a busy neighbour had more rounds with a high p99.)
-/// Under loom, whose waits never time out, 0: the models keep the rule
-/// that lets any worker take any entry.
-#[cfg(not(loom))]
-pub(crate) const OWNER_GRACE_NANOS: u64 = 1 << 18;
-#[cfg(loom)]
-pub(crate) const OWNER_GRACE_NANOS: u64 = 0;
 
 /// The queue of tasks that stepped aside: one shard per worker slot.
 ///

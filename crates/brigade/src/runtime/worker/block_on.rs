@@ -47,9 +47,8 @@ use crate::sync::LocalQueue;
 use crate::task::Runnable;
 
 /// How many tasks a turn of the loop runs at most before it polls a
-/// woken `block_on` future: tokio's event interval, the driver's
-/// `EVENT_INTERVAL`.
-const TASKS_PER_TURN: u32 = crate::driver::EVENT_INTERVAL;
+/// woken `block_on` future (`policy.rs`).
+const TASKS_PER_TURN: u32 = crate::policy::CURRENT_THREAD_TASKS_PER_TURN;
 
 impl Core {
     /// The core of a current-thread runtime's one worker, run by the

@@ -34,13 +34,9 @@
 //! overdue yielded tasks' turns come before the slot's (`Core::next_task`).
 
 use super::Core;
+use crate::policy::MAX_RUN_NEXT_STREAK;
 use crate::runtime::run_next::RunNext;
 use crate::task::Runnable;
-
-/// How many tasks in a row a worker takes from its run-next slot before
-/// it takes the front of its deque: tokio's bound for its LIFO slot. One
-/// `ping_pong` round is two slot runs (the ponger, then the pinger).
-pub(crate) const MAX_RUN_NEXT_STREAK: u32 = 3;
 
 impl Core {
     fn run_next_slot(&self) -> &RunNext {

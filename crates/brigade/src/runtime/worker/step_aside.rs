@@ -4,33 +4,36 @@
 //! `yield_queue/`.
 //!
 //! ## Decide
-//! `yield_if_busy()`'s fast path (`coop.rs`) returns at once while a worker
-//! is idle. Otherwise its slow path ([`slow_path`]) answers *continue*,
-//! *move to the back* or *step aside*:
-//! 1. **Give way at once** if the runtime is shutting down or the task was
-//!    aborted: the worker must see either (`runtime/shutdown.rs`).
-//! 2. **Elastic tasks** (`spawn_elastic`; the fast path is always skipped
-//!    for them): once the task's CPU grant is used up it gives way, so that
-//!    its next poll goes back through admission (`admission/`); otherwise,
-//!    with a worker idle, it continues (after the amortised I/O poll the
-//!    fast path would have left to the idle worker).
-//! 3. **Cheap checks**: the worker's own deque holds a task: move to the
-//!    back of it and let that task run first, on this same warm worker. If
-//!    this task already did so on its previous visit (the *sentinel*), two
-//!    yielders may be bouncing off each other, so step aside instead. The
-//!    injector holds a task: step aside.
-//! 4. **Expensive checks, once per epoch** (`src/epoch.rs`): poll I/O and
-//!    timers without blocking (once per epoch for the whole runtime; tasks
-//!    it wakes land in this worker's deque: move to the back), look at
-//!    every other worker's deque, and at the yield queue's head: if it is
-//!    overdue (`yield_queue/rescue.rs`), step aside so that the yielders
-//!    queued there get their turn.
-//! 5. Otherwise **continue**.
+//! The rules are C1 to C5 of the policy (`policy.rs`, with each constant
+//! and its reason), numbered as there. `yield_if_busy()`'s fast path
+//! (`coop.rs`) returns at once while a worker is idle (C1). Otherwise its
+//! slow path ([`slow_path`]) answers *continue*, *move to the back* or
+//! *step aside*:
+//! - C2. **Give way at once** if the runtime is shutting down or the task
+//!   was aborted: the worker must see either (`runtime/shutdown.rs`).
+//! - C3. **Elastic tasks** (`spawn_elastic`; the fast path is always
+//!   skipped for them): once the task's CPU grant is used up it gives way,
+//!   so that its next poll goes back through admission (`admission/`);
+//!   otherwise, with a worker idle, it continues (after the amortised I/O
+//!   poll the fast path would have left to the idle worker).
+//! - C4. **A rescue slice** (`rescue.rs`): a task rescued from the yield
+//!   queue continues whatever waits until its slice ends.
+//! - C5. **Decide** ([`Core::decide`]). Cheap checks first: the worker's
+//!   own deque holds a task: move to the back of it and let that task run
+//!   first, on this same warm worker. If this task already did so on its
+//!   previous visit (the *sentinel*), two yielders may be bouncing off each
+//!   other, so step aside instead. The injector holds a task: step aside.
+//!   Then the expensive checks, once per epoch (`src/epoch.rs`): poll I/O
+//!   and timers without blocking (once per epoch for the whole runtime;
+//!   tasks it wakes land in this worker's deque: move to the back), look
+//!   at every other worker's deque ([`Core::others_need_help`]), and at the
+//!   yield queue's head: if it is overdue (`yield_queue/rescue.rs`), step
+//!   aside so that the yielders queued there get their turn. Otherwise
+//!   **continue**.
 //!
-//! A task rescued from the yield queue holds a slice (`rescue.rs`) during
-//! which it continues whatever waits. The self-wake of a background task
-//! (`task/class.rs`) asks the same question from the schedule hook
-//! ([`Core::background_turn`]).
+//! //! The self-wake of a background task (`task/class.rs`) asks the same
+//! question from the schedule hook ([`Core::background_turn`], A3 of the
+//! policy).
 //!
 //! ## Go
 //! - **Move to the back**: the task wakes its own waker and returns
@@ -58,32 +61,10 @@ use std::task::{Context, Poll, Waker};
 
 use super::Core;
 use crate::epoch::epoch_start;
+use crate::policy::TURN_AFTER_SELF_WAKES;
 use crate::runtime::{Shared, context};
 use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::{DeferredWake, Entry};
-
-/// How many self-wakes of background tasks a worker lets run on, while
-/// other background tasks wait in its shard of the yield queue, before the
-/// next one takes its turn behind them ([`Core::take_turns`]); the epoch
-/// (≈ 33 µs) ends a turn too, if it comes first.
-///
-/// Not 1, as each `yield_now()` is in tokio: a turn through the shard (its
-/// lock held for a pop and a push) costs about 17 ns, a third of a whole
-/// yield, and `rt_compare`'s `yield_many` at 1 worker took 1.16 × tokio's
-/// time that way on the 2-core VM. Nor the epoch alone, as before: the
-/// benchmark's 200 demoted loops of tiny units then finished one by one,
-/// an epoch apart, waking the thread that waited on them once each (17,084
-/// context switches in 100 iterations, against tokio's 4,167, and 1.05 ×
-/// tokio's time). With 64 they finish close together: 2,046 switches and
-/// 0.88 × tokio's time (32, the same; 16, 0.90). A loop whose units take
-/// 0.5 µs or more reaches the epoch first, as before.
-///
-/// Under loom, 0: every self-wake that may take turns does, so that the
-/// models reach the hand-off (`YieldQueue::take_turns`).
-#[cfg(not(loom))]
-const TURN_AFTER_SELF_WAKES: u32 = 64;
-#[cfg(loom)]
-const TURN_AFTER_SELF_WAKES: u32 = 0;
 
 /// What a background task's self-wake does ([`Core::background_turn`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,7 +207,7 @@ impl Core {
         }
     }
 
-    /// Steps 3 to 5 of the module docs. `moved_to_back_last_time` is the
+    /// C5 of the policy (`policy.rs`). `moved_to_back_last_time` is the
     /// sentinel, already cleared by the caller.
     fn decide(&self, moved_to_back_last_time: bool) -> Decision {
         let shared = self.shared();
@@ -266,8 +247,8 @@ impl Core {
         Decision::Continue
     }
 
-    /// What the self-wake of a background task (`task/class.rs`) does,
-    /// from the schedule hook on the worker that polled it: the same
+    /// A3 of the policy (`policy.rs`): what the self-wake of a background
+    /// task (`task/class.rs`) does, from the schedule hook on the worker that polled it: the same
     /// question as `yield_if_busy()`'s, with the same amortised checks
     /// ([`BackgroundTurn::StepsAside`] when work waits), and one more reason
     /// to give way: other background tasks wait in the yield queue, so

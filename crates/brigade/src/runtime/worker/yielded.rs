@@ -20,7 +20,7 @@ use crate::task::Runnable;
 use crate::yield_queue::{Entry, Waiting};
 
 impl Core {
-    /// Step 5 of `Core::next_task`: takes back a task from the yield queue
+    /// B9 of the policy (`policy.rs`), from `Core::next_task`: takes back a task from the yield queue
     /// (see the module docs for which). A wake-up that brings no task (its
     /// task was woken, and run, already) is used up and the next one tried.
     /// `now`: the runtime clock read by the caller just before (one read
@@ -43,7 +43,8 @@ impl Core {
         None
     }
 
-    /// The starvation bound (`yield_queue/rescue.rs`), at the first tick of
+    /// B2 of the policy (`policy.rs`): the starvation bound
+    /// (`yield_queue/rescue.rs`), at the first tick of
     /// an epoch: takes the head of the yield queue if it is overdue and this
     /// worker wins the rescue, and gives the task a slice.
     pub(super) fn rescue_overdue(&self) -> Option<Runnable> {
