@@ -66,6 +66,22 @@ use crate::runtime::{Shared, context};
 use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::{DeferredWake, Entry};
 
+/// How much one self-wake of a background task that runs on adds to the
+/// count compared with [`TURN_AFTER_SELF_WAKES`] (A3 of the policy).
+///
+/// Under loom, the whole threshold at once: a model's loops are two or
+/// three units long, and 64 self-wakes per turn would multiply each
+/// model's interleavings past what a run can explore. So a self-wake
+/// there stands for 64, as a clock read there stands for an epoch
+/// (`Shared::clock_nanos`): the models still take both branches of the
+/// production rule, a self-wake that runs on and counts, then one that
+/// finds the count reached and takes its turn, with the production
+/// constant and the same reset.
+#[cfg(not(loom))]
+const SELF_WAKE_COUNTS: u32 = 1;
+#[cfg(loom)]
+const SELF_WAKE_COUNTS: u32 = TURN_AFTER_SELF_WAKES;
+
 /// What a background task's self-wake does ([`Core::background_turn`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BackgroundTurn {
@@ -284,7 +300,8 @@ impl Core {
             self.background_run.set(0);
             BackgroundTurn::StepsAside
         } else {
-            self.background_run.set(run.saturating_add(1));
+            self.background_run
+                .set(run.saturating_add(SELF_WAKE_COUNTS));
             BackgroundTurn::RunsOn
         }
     }
