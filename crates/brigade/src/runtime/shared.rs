@@ -14,10 +14,9 @@ use crossbeam_utils::CachePadded;
 
 use super::blocking::BlockingPool;
 use super::compensation::Compensation;
-use super::context;
 use super::idle::Idle;
 use super::run_next::RunNext;
-use super::shutdown::{self, ShutdownState};
+use super::shutdown_state::{self, ShutdownState};
 use super::worker::Core;
 use super::worker::step_aside::BackgroundTurn;
 use crate::admission::Admission;
@@ -297,7 +296,7 @@ impl Shared {
         woken_while_running: bool,
         spawned: bool,
     ) -> Result<(), Runnable> {
-        let notify = context::with_current_worker(|core| match core {
+        let notify = super::worker::with_current(|core| match core {
             Some(core) if std::ptr::eq(&**core.shared(), self) => {
                 if spawned {
                     self.metrics.worker(core.index()).count_spawn();
@@ -421,7 +420,7 @@ impl Shared {
     pub(crate) fn after_shared_push(&self) {
         self.idle.notify_one();
         if self.shutdown.is_set_after_push() {
-            shutdown::drain_queues(self);
+            shutdown_state::drain_queues(self);
         }
     }
 

@@ -36,6 +36,7 @@
 
 mod block_on;
 pub(crate) mod run_next;
+pub(crate) mod spares;
 mod spawned;
 mod steal;
 pub(crate) mod step_aside;
@@ -49,7 +50,8 @@ use std::time::Duration;
 use crate::sync::LocalQueue;
 use crate::sync::deque::Steal;
 
-use super::{Handle, Shared, context};
+use super::handle::Handle;
+use super::{Shared, context};
 use crate::admission::ElasticPoll;
 use crate::driver::{EVENT_INTERVAL, Parker, PollPark, UnservedProbe, earliest};
 use crate::epoch::{EpochGate, epoch_of};
@@ -73,7 +75,7 @@ enum WakeMode {
 }
 
 /// The state of one worker, owned by its thread's run loop and reachable
-/// through `context::with_current_worker` while the loop runs. Everything
+/// through [`with_current`] while the loop runs. Everything
 /// mutable is in a `Cell`: only this thread touches it.
 pub(crate) struct Core {
     index: usize,
@@ -149,6 +151,26 @@ pub(crate) struct Core {
     deferred: RefCell<Vec<Runnable>>,
 }
 
+/// Runs `f` with the worker `Core` running on this thread, if any: the
+/// one `context::run_worker` set ([`Core::enter`]).
+pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+    context::with_worker(|worker| {
+        f(worker.map(|worker| {
+            debug_assert!((worker as &dyn std::any::Any).is::<Core>());
+            // SAFETY: `Core` is the only type that implements
+            // `context::Worker`, so the trait object points at a `Core`;
+            // `with_worker` keeps it alive while `f` runs.
+            unsafe { &*(worker as *const dyn context::Worker).cast::<Core>() }
+        }))
+    })
+}
+
+impl context::Worker for Core {
+    fn block_in_place(&self, f: &mut dyn FnMut()) {
+        Core::block_in_place(self, f);
+    }
+}
+
 impl Core {
     pub(crate) fn new(index: usize, shared: Arc<Shared>, local: LocalQueue<Runnable>) -> Self {
         Core {
@@ -184,6 +206,14 @@ impl Core {
             yield_to_main: Cell::new(false),
             deferred: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Runs `f` (the worker loop) with this thread made this worker
+    /// (`context::run_worker`).
+    pub(crate) fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
+        let shared = &self.shared;
+        let watch = &shared.metrics.worker(self.index).watch;
+        context::run_worker(self, self.handle(), shared.idle.state_word(), watch, f)
     }
 
     pub(crate) fn index(&self) -> usize {
@@ -256,7 +286,7 @@ impl Core {
     pub(crate) fn run(self) -> LocalQueue<Runnable> {
         let compensation = &self.shared.compensation;
         compensation.set_clock(self.index, super::thread_cpu::ThreadClock::current());
-        let stepped_down = context::run_worker(&self, || {
+        let stepped_down = self.enter(|| {
             tracing::debug!(worker = self.index, "worker started");
             self.work()
         });
@@ -383,7 +413,7 @@ impl Core {
                 self.index
             );
             // Inline: a `format_args!` held in a `let` needs Rust 1.89.
-            super::compensation::spare::start_spares(
+            spares::start_spares(
                 shared,
                 &format_args!("worker {} is in block_in_place", self.index),
             );
@@ -600,7 +630,7 @@ impl Core {
                 // `ShutdownState`; the admission lock orders it with the
                 // shutdown's drain).
                 if shared.shutdown.is_set_after_push() {
-                    super::shutdown::drain_queues(shared);
+                    super::shutdown_state::drain_queues(shared);
                 }
                 // A sleeping worker may run it on an idle grant.
                 if fits_idle_worker {

@@ -29,7 +29,9 @@ mod join_set;
 #[cfg(not(loom))]
 mod local;
 pub(crate) mod registry;
+pub(crate) mod spawn;
 pub(crate) mod task_ref;
+pub(crate) mod yield_now;
 
 use std::panic::Location;
 use std::sync::Arc;
@@ -43,10 +45,10 @@ pub use id::{Id, id, try_id};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
 // tokio's paths: `tokio::task::{spawn, spawn_blocking, yield_now}`.
-pub use crate::coop::yield_now;
-pub use crate::runtime::{spawn, spawn_blocking};
 #[cfg(not(loom))]
 pub use local::{LocalSet, RunUntil, spawn_local};
+pub use spawn::{spawn, spawn_blocking};
+pub use yield_now::yield_now;
 
 use crate::admission::ElasticState;
 use crate::yield_queue::YieldState;

@@ -71,7 +71,7 @@ impl Core {
 
     /// The loop of the module docs, until `future` is ready (its output)
     /// or the runtime shuts down (`None`). Runs inside this thread's
-    /// worker context (`context::run_worker`).
+    /// worker context (`Core::enter`).
     pub(crate) fn drive_block_on<F: Future>(&self, mut future: Pin<&mut F>) -> Option<F::Output> {
         let signal = self
             .block_on

@@ -112,7 +112,7 @@ enum Decision {
 #[inline(never)]
 pub(crate) fn idle_recheck(cx: &mut Context<'_>) -> Poll<()> {
     let in_task_poll = context::with_current_task(|task| task.is_some());
-    let gave_way = context::with_current_worker(|core| match core {
+    let gave_way = super::with_current(|core| match core {
         Some(core) if in_task_poll && core.recheck_idle() => Some(core.give_way(cx)),
         _ => None,
     });
@@ -127,7 +127,7 @@ pub(crate) fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
     // If the task goes on, its next stretch starts here; if it gives way,
     // the poll ends anyway.
     context::note_yield_point();
-    context::with_current_worker(|core| {
+    super::with_current(|core| {
         let Some(core) = core else {
             return off_a_worker(cx);
         };
