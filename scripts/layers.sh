@@ -52,7 +52,7 @@ l2=(task yield_queue admission io net time signal)
 # flavours, `Handle::block_on` and `enter`, `LocalSet::block_on`), start-up
 # and shutdown.
 l4_files=(lib.rs runtime/mod.rs runtime/start.rs runtime/builder.rs
-    runtime/flavor.rs runtime/enter.rs runtime/shutdown.rs runtime/metrics.rs
+    runtime/flavor.rs runtime/enter.rs runtime/shutdown.rs runtime/metrics_source.rs
     task/local.rs)
 # Test modules that are files of their own (declared under `cfg(test)`).
 is_test='(^|/)(tests|loom_models)(/|\.rs$)|_tests\.rs$'

@@ -25,7 +25,7 @@
 //! the next epoch should begin at the rate its calls come in (at least once
 //! per 1024 calls), and at the first read of each epoch asks whether
 //! I/O or a due timer is pending while the worker that watches the driver
-//! has harvested nothing for an epoch (`Core::recheck_idle`, `driver/poll.rs`: "the crowded-host
+//! has harvested nothing for an epoch (`Core::recheck_idle`, `driver/poll/mod.rs`: "the crowded-host
 //! hand-off"). If so, this worker harvests it, and the task moves to the
 //! back of its deque so that the woken tasks run now, on this CPU. Tasks
 //! woken from other threads need no check: a notification claims the idle

@@ -10,7 +10,7 @@
 //! once per epoch of 2^[`EPOCH_SHIFT`] ns bounds how late such work is
 //! noticed to about one epoch, at a fixed cost per epoch.
 //!
-//! Two gates per worker use it (`runtime/worker.rs`): `yield_if_busy()`'s
+//! Two gates per worker use it (`runtime/worker/mod.rs`): `yield_if_busy()`'s
 //! slow path and background self-wakes (`runtime/worker/step_aside.rs`), and
 //! the worker's own loop, which polls the driver and rescues overdue
 //! yielded work at the first tick of each epoch. The I/O poll itself is

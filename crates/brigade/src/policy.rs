@@ -90,7 +90,7 @@
 //!   owner made no progress; looked at once per epoch). Why: becoming a
 //!   searcher at each turn of a background task costs two `SeqCst`
 //!   read-modify-writes on the word every worker reads
-//!   (docs/results.md, "Scaling"). `runtime/worker.rs`.
+//!   (docs/results.md, "Scaling"). `runtime/worker/mod.rs`.
 //! - **B8. Steal**, as a *searcher*: at most [`max_searching`] workers
 //!   search at once (half, rounded up); a searcher takes half of a random
 //!   victim's deque, or a victim's run-next task once it is open (A6), or
@@ -137,7 +137,7 @@
 //!   (`runtime/worker/unserved.rs`, `driver/mod.rs`).
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
 //! - **C3. Elastic grant** used up: give way, back through admission
-//!   (`admission/poll.rs`). With a worker idle, an elastic task continues.
+//!   (`admission/elastic_poll.rs`). With a worker idle, an elastic task continues.
 //! - **C4. Rescue slice** (B2) held: continue.
 //! - **C5. Decide** (`Core::decide`, `runtime/worker/step_aside.rs`): the
 //!   own deque holds a task: *move to the back* (or *step aside* if this
@@ -183,7 +183,7 @@ pub(crate) const TURN_AFTER_SELF_WAKES: u32 = 64;
 /// hop), rarely enough that the `epoll_wait` syscall, which costs as much as
 /// a short poll, is paid once per 61 ticks. Latency under saturation does
 /// not depend on it: the epoch poll (B1) and `yield_if_busy()`'s (C5) bound
-/// that. (`driver/mod.rs`, `runtime/worker.rs`.)
+/// that. (`driver/mod.rs`, `runtime/worker/mod.rs`.)
 pub(crate) const EVENT_INTERVAL: u32 = 61;
 
 /// B1, B2, C1, C5: log2 of the epoch length in nanoseconds: 2^15 ns ≈ 33 µs.
@@ -228,7 +228,7 @@ pub(crate) const RESCUE_SHARE_PERCENT: u64 = 4;
 /// [`EVENT_INTERVAL`], so both fall on the same tick.) Tokio now tunes its
 /// interval from the mean poll time; brigade keeps a fixed count, one
 /// modulo on the hot path, and spaces by time the checks that need it (B1,
-/// B2) with the epoch. (`runtime/worker.rs`.)
+/// B2) with the epoch. (`runtime/worker/mod.rs`.)
 pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = 61;
 
 /// B4: how many tasks in a row a worker takes from its run-next slot before
@@ -267,7 +267,7 @@ pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 /// C1: how long a busy worker that found the watcher not serving serves the
 /// poll in its place: 2^20 ns, about 1 ms, during which the watcher stops
 /// waiting on the epoll descriptor (`driver/mod.rs`, `Relief`; the figures
-/// are in `driver/poll.rs`, "relief").
+/// are in `driver/poll/mod.rs`, "relief").
 pub(crate) const RELIEF_NANOS: u64 = 1 << 20;
 
 /// The current-thread flavour of B1–B11: how many tasks a turn of the

@@ -3,7 +3,7 @@
 //! on.
 //!
 //! ## What it owns
-//! - [`Driver`] (`poll.rs`): one runtime's `mio::Poll` and event buffer
+//! - [`Driver`] (`poll/mod.rs`): one runtime's `mio::Poll` and event buffer
 //!   behind the driver lock, its timers, its signal listener, and the
 //!   optional fallback thread. Under `--cfg loom` it is the model driver of
 //!   `loom.rs` instead: the same lock and wake-up structure, with no I/O and
@@ -35,7 +35,7 @@
 //!   worker watches, every [`EVENT_INTERVAL`] ticks, in `yield_if_busy()`'s
 //!   once-per-epoch check, and before taking a task from the yield queue.
 //!   While a worker watches, the same checks ask instead whether it serves
-//!   (`poll.rs`, "the crowded-host hand-off"): a busy worker harvests
+//!   (`poll/mod.rs`, "the crowded-host hand-off"): a busy worker harvests
 //!   pending work when the watcher has harvested nothing for an epoch.
 //! - The optional **fallback thread** covers the gap when every worker is
 //!   busy: whenever no worker is parked in the poll, it waits in `poll(2)` on
@@ -104,7 +104,7 @@ pub(crate) enum PollPark {
     Occupied,
 }
 
-/// Who watches the poll: at most one worker at a time (`poll.rs`, "the
+/// Who watches the poll: at most one worker at a time (`poll/mod.rs`, "the
 /// crowded-host hand-off"). Shared by the real and the loom driver.
 ///
 /// `claimed` is set and cleared under its mutex, with the parker's
@@ -177,7 +177,7 @@ impl Watch {
         *lock(&self.claimed)
     }
 
-    /// The mutex, for the fallback thread's wait (`poll.rs`).
+    /// The mutex, for the fallback thread's wait (`poll/mod.rs`).
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn claimed(&self) -> &Mutex<bool> {
         &self.claimed
@@ -192,7 +192,7 @@ pub(crate) use crate::policy::{MAX_QUIET_SHIFT, RELIEF_NANOS, UNSERVED_EPOCHS};
 /// on the epoll descriptor and waits only for an unpark (its wake pipe)
 /// or its timer, so the kernel stops waking it for events that the busy
 /// worker harvests anyway (each such wake-up took a slice from the busy
-/// worker or the client, and found nothing). `poll.rs`, "relief", has the
+/// worker or the client, and found nothing). `poll/mod.rs`, "relief", has the
 /// figures.
 ///
 /// `until` is the end of the relief, in the driver's own nanoseconds
@@ -269,7 +269,7 @@ impl Relief {
 
 /// What a busy worker saw at its previous check that the watching worker
 /// serves (`Driver::harvest_if_unserved`; "the crowded-host hand-off" in
-/// `poll.rs`). Only that worker's thread touches it.
+/// `poll/mod.rs`). Only that worker's thread touches it.
 #[derive(Default)]
 pub(crate) struct UnservedProbe {
     /// The first epoch in which to check again.

@@ -45,10 +45,10 @@ mod enter;
 mod flavor;
 mod handle;
 pub(crate) mod idle;
-mod metrics;
+mod metrics_source;
 #[cfg(not(loom))]
 mod monitor;
-mod run_next;
+mod run_next_slot;
 mod shared;
 mod shutdown;
 mod shutdown_state;
@@ -60,12 +60,10 @@ mod thread_hooks;
 mod tokio_compat;
 pub(crate) mod worker;
 
-#[cfg(all(test, not(loom)))]
-mod crowded_host_tests;
 #[cfg(all(test, loom))]
 mod loom_models;
 #[cfg(all(test, not(loom)))]
-mod spawn_notify_tests;
+mod tests;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -80,7 +78,6 @@ pub use builder::{
 pub use enter::{EnterGuard, TryCurrentError};
 pub use handle::Handle;
 pub(crate) use shared::Shared;
-// `worker.rs` names the spare threads `super::spare` (`block_in_place`).
 
 use crate::driver::Driver;
 pub use crate::metrics::RuntimeMetrics;

@@ -15,7 +15,7 @@ use crossbeam_utils::CachePadded;
 use super::blocking::BlockingPool;
 use super::compensation::Compensation;
 use super::idle::Idle;
-use super::run_next::RunNext;
+use super::run_next_slot::RunNext;
 use super::shutdown_state::{self, ShutdownState};
 use super::worker::Core;
 use super::worker::step_aside::BackgroundTurn;
@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     /// `runtime/compensation/`).
     pub(crate) stealers: Box<[Stealer<Runnable>]>,
     /// One per worker slot, as `stealers`: the task each worker runs next
-    /// (`run_next.rs`).
+    /// (`run_next_slot.rs`).
     pub(crate) run_next: Box<[CachePadded<RunNext>]>,
     /// Spare workers for stuck ones.
     pub(crate) compensation: Compensation<LocalQueue<Runnable>>,
@@ -469,7 +469,7 @@ impl Shared {
 
     /// Whether the injector or any worker's deque holds a task, or a
     /// worker's run-next slot an open one (an unopened task is its
-    /// worker's to run: `run_next.rs`).
+    /// worker's to run: `run_next_slot.rs`).
     fn has_queued_tasks(&self) -> bool {
         !self.injector.is_empty()
             || self

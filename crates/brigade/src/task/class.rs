@@ -145,7 +145,7 @@ impl Policy {
     }
 
     /// Whether a wake of the task by another task may put it in its
-    /// worker's run-next slot (`runtime/run_next.rs`): foreground work
+    /// worker's run-next slot (`runtime/run_next_slot.rs`): foreground work
     /// only. A background or elastic task takes its turn at the back of
     /// the deque, behind the work already queued there.
     #[inline]

@@ -18,7 +18,6 @@
 
 mod abort;
 mod block_in_place;
-mod builder;
 mod cancel;
 pub(crate) mod class;
 pub(crate) mod harness;
@@ -30,6 +29,7 @@ mod join_set;
 mod local;
 pub(crate) mod registry;
 pub(crate) mod spawn;
+mod task_builder;
 pub(crate) mod task_ref;
 pub(crate) mod yield_now;
 
@@ -39,11 +39,11 @@ use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
 pub use abort::AbortHandle;
 pub use block_in_place::block_in_place;
-pub use builder::Builder;
 pub use class::TaskClass;
 pub use id::{Id, id, try_id};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
+pub use task_builder::Builder;
 // tokio's paths: `tokio::task::{spawn, spawn_blocking, yield_now}`.
 #[cfg(not(loom))]
 pub use local::{LocalSet, RunUntil, spawn_local};

@@ -10,7 +10,7 @@
 //!    nothing else to do) for as long. A queue that is served now and then
 //!    is not overdue, however long it is: its entries wait their turn, and
 //!    the foreground is not taxed for them. A worker looks once per ≈ 33 µs
-//!    epoch (at its periodic driver poll, `runtime/worker.rs`); when the
+//!    epoch (at its periodic driver poll, `runtime/worker/mod.rs`); when the
 //!    queue is overdue, it takes the head out ahead of its own deque: a
 //!    *rescue* (`Core::rescue_overdue`, `runtime/worker/yielded.rs`).
 //!

@@ -1,6 +1,6 @@
 //! The current-thread flavour's loop: the thread in `block_on` is the
 //! runtime's one worker (`runtime/current_thread.rs` hands it the worker's
-//! deque). It runs the worker loop of `worker.rs` (`Core::next_task`,
+//! deque). It runs the worker loop of `worker/mod.rs` (`Core::next_task`,
 //! `Core::run_task`, `Core::wait_for_work`), and between two turns of it
 //! polls the `block_on` future, as tokio's current-thread scheduler does:
 //!

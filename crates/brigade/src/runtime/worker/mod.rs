@@ -617,7 +617,7 @@ impl Core {
         }
     }
 
-    /// Elastic admission (`admission/poll.rs`): the task, if it may run
+    /// Elastic admission (`admission/elastic_poll.rs`): the task, if it may run
     /// now; `None` if it went to wait for admission.
     fn admit_elastic(&self, runnable: Runnable) -> Option<Runnable> {
         let shared = &self.shared;
@@ -657,7 +657,7 @@ impl Core {
     }
 
     /// Polls an admitted elastic task with `yield_if_busy()`'s fast path
-    /// off, then settles its CPU grant (`admission/poll.rs`).
+    /// off, then settles its CPU grant (`admission/elastic_poll.rs`).
     fn poll_elastic(&self, runnable: Runnable, sampled_at: Option<u64>) {
         let shared = &self.shared;
         let started = self.elastic.started();

@@ -1,4 +1,4 @@
-//! The worker's side of its run-next slot (`runtime/run_next.rs`): what
+//! The worker's side of its run-next slot (`runtime/run_next_slot.rs`): what
 //! goes in, when it runs, and what stops it from starving the deque.
 //!
 //! ## What goes in
@@ -35,7 +35,7 @@
 
 use super::Core;
 use crate::policy::MAX_RUN_NEXT_STREAK;
-use crate::runtime::run_next::RunNext;
+use crate::runtime::run_next_slot::RunNext;
 use crate::task::Runnable;
 
 impl Core {

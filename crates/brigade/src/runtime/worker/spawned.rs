@@ -39,7 +39,7 @@
 //! Nothing can be lost: the task is in the deque or the slot until this
 //! worker takes it after the poll or a searcher steals it, both of which
 //! take it whole (the deque's own protocol, the slot's in
-//! `runtime/run_next.rs`); the notification only decides who gets there
+//! `runtime/run_next_slot.rs`); the notification only decides who gets there
 //! first.
 
 use super::{Core, WakeMode};

@@ -1,5 +1,5 @@
 //! Stealing: a searching worker takes half of a random victim's deque, or
-//! the task in its run-next slot once that is open (`runtime/run_next.rs`),
+//! the task in its run-next slot once that is open (`runtime/run_next_slot.rs`),
 //! or a batch of the injector's.
 
 use super::Core;
@@ -35,7 +35,7 @@ impl Core {
                         None
                     }
                     // A task its owner was to run next, opened because the
-                    // owner's poll went on (`run_next.rs`).
+                    // owner's poll went on (`run_next_slot.rs`).
                     Steal::Empty => run_next[victim].steal(),
                 };
                 if let Some(runnable) = stolen {

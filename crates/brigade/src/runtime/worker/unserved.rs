@@ -1,6 +1,6 @@
 //! A busy worker's check that the idle worker it trusts really serves: on
 //! a crowded host the kernel may wake the worker watching the driver and
-//! not run it for a scheduler tick (`driver/poll.rs`, "the crowded-host
+//! not run it for a scheduler tick (`driver/poll/mod.rs`, "the crowded-host
 //! hand-off"). `yield_if_busy()`'s fast path (`recheck_idle`, about once per
 //! epoch) and the worker's own epoch polls (`poll_for_epoch`) ask it.
 
