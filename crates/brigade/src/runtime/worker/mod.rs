@@ -36,14 +36,15 @@
 
 mod block_on;
 pub(crate) mod run_next;
+mod run_task;
 pub(crate) mod spares;
 mod spawned;
+mod state;
 mod steal;
 pub(crate) mod step_aside;
 mod unserved;
 mod yielded;
 
-use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,13 +53,11 @@ use crate::sync::deque::Steal;
 
 use super::handle::Handle;
 use super::{Shared, context};
-use crate::admission::ElasticPoll;
 use crate::driver::{EVENT_INTERVAL, Parker, PollPark, UnservedProbe, earliest};
-use crate::epoch::{EpochGate, epoch_of};
+use crate::epoch::epoch_of;
 use crate::policy::GLOBAL_QUEUE_INTERVAL;
-use crate::task::task_ref::TaskRef;
-use crate::task::{Runnable, TaskMeta};
-use crate::yield_queue::rescue::Slice;
+
+use crate::task::Runnable;
 
 /// Where a task woken on a worker thread goes ([`Core::push_local`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,71 +83,24 @@ pub(crate) struct Core {
     is_spare: bool,
     shared: Arc<Shared>,
     local: LocalQueue<Runnable>,
-    tick: Cell<u32>,
-    /// Whether this worker is counted as searching in `Idle`.
-    searching: Cell<bool>,
-    /// Set by a self-wake: check the injector before the local deque on the
-    /// next tick.
-    injector_first: Cell<bool>,
-    /// Where tasks woken on this thread go (see [`WakeMode`]).
-    wake_mode: Cell<WakeMode>,
-    /// The task a [`WakeMode::HandBack`] wake scheduled.
-    handed_back: Cell<Option<Runnable>>,
-    /// Whether this worker's run-next slot may hold a task: it put one
-    /// there and has not taken the slot since (a stealer may have).
-    run_next_full: Cell<bool>,
-    /// How many tasks in a row this worker took from its run-next slot.
-    run_next_streak: Cell<u32>,
-    /// Whether a task's poll runs on this worker now.
-    in_poll: Cell<bool>,
-    /// A task spawned during the current poll went into this worker's
-    /// empty deque without notifying an idle worker (`worker/spawned.rs`);
-    /// cleared when the poll ends.
-    notify_deferred: Cell<bool>,
-    /// The rescued task that runs as if nothing waited (`yield_queue/rescue.rs`).
-    slice: Slice,
-    /// Self-wakes of background tasks this worker let run on since its
-    /// background tasks last took turns (`worker/step_aside.rs`'s
-    /// `TURN_AFTER_SELF_WAKES`).
-    background_run: Cell<u32>,
-    /// xorshift64 state for picking steal victims.
-    rng: Cell<u64>,
-    /// When the current poll started (runtime-clock ns), if timed.
-    poll_started: Cell<u64>,
-    /// The elastic policy's state for the current poll, if elastic.
-    elastic: ElasticPoll,
-    /// Inside `block_in_place` (a nested call runs its closure directly).
-    in_block_in_place: Cell<bool>,
-    /// The epochs of `yield_if_busy()`'s slow path and of background
-    /// self-wakes (`worker/step_aside.rs`).
-    yield_gate: EpochGate,
-    /// The epochs of this loop: its driver poll and its rescue check.
-    loop_gate: EpochGate,
-    /// The epoch in which `take_back_yielded` last compared the yield
-    /// queue's other shards with this worker's own (`YieldQueue::pop_for`).
-    yield_queue_looked: Cell<u64>,
-    /// The epoch in which `take_back_own_yielded` last found every other
-    /// worker's deque empty.
-    others_idle_in: Cell<u64>,
-    /// Each other worker's poll-watch sequence number at this worker's
-    /// previous look at its deque (`Core::others_need_help`).
-    others_seen: RefCell<Vec<u64>>,
-    /// The epoch of the fast path's last idle check (its counter is in the
-    /// worker's `PollWatch`).
-    idle_check_epoch: Cell<u64>,
-    /// What this worker saw at its previous check that the driver is served.
+    /// B1, B3 (`state.rs` groups the state by the rule it serves).
+    ticks: state::Ticks,
+    /// B8.
+    search: state::Search,
+    /// A4 to A6, B9.
+    wakes: state::Wakes,
+    /// A5, B4.
+    run_next: state::RunNextUse,
+    /// A3, B2, C4.
+    turns: state::Turns,
+    /// The once-per-epoch checks.
+    epochs: state::Epochs,
+    /// What the crowded-host check (C1) saw last.
     unserved: UnservedProbe,
-    /// On a current-thread runtime, the signal of the `block_on` future
-    /// this worker's loop also polls (`worker/block_on.rs`); `None` on a
-    /// worker thread.
-    block_on: Option<Arc<super::current_thread::MainSignal>>,
-    /// A task's `yield_if_busy()` gave way to the woken `block_on` future:
-    /// the loop polls that future before its next task.
-    yield_to_main: Cell<bool>,
-    /// On a current-thread runtime, the tasks that yielded during this
-    /// turn of the loop, queued again when the turn ends
-    /// (`worker/block_on.rs`).
-    deferred: RefCell<Vec<Runnable>>,
+    /// The poll running now.
+    current_poll: state::CurrentPoll,
+    /// On a current-thread runtime, the `block_on` future's state.
+    main: state::Main,
 }
 
 /// Runs `f` with the worker `Core` running on this thread, if any: the
@@ -178,33 +130,15 @@ impl Core {
             is_spare: shared.compensation.is_spare(index),
             shared,
             local,
-            tick: Cell::new(0),
-            searching: Cell::new(false),
-            injector_first: Cell::new(false),
-            wake_mode: Cell::new(WakeMode::Notify),
-            handed_back: Cell::new(None),
-            run_next_full: Cell::new(false),
-            run_next_streak: Cell::new(0),
-            in_poll: Cell::new(false),
-            notify_deferred: Cell::new(false),
-            slice: Slice::new(),
-            background_run: Cell::new(0),
-            rng: Cell::new(
-                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
-            ),
-            poll_started: Cell::new(0),
-            elastic: ElasticPoll::new(),
-            in_block_in_place: Cell::new(false),
-            yield_gate: EpochGate::new(),
-            loop_gate: EpochGate::new(),
-            yield_queue_looked: Cell::new(u64::MAX),
-            others_idle_in: Cell::new(u64::MAX),
-            others_seen: RefCell::new(Vec::new()),
-            idle_check_epoch: Cell::new(u64::MAX),
+            ticks: state::Ticks::new(),
+            search: state::Search::new(index),
+            wakes: state::Wakes::new(),
+            run_next: state::RunNextUse::new(),
+            turns: state::Turns::new(),
+            epochs: state::Epochs::new(),
             unserved: UnservedProbe::default(),
-            block_on: None,
-            yield_to_main: Cell::new(false),
-            deferred: RefCell::new(Vec::new()),
+            current_poll: state::CurrentPoll::new(),
+            main: state::Main::default(),
         }
     }
 
@@ -233,7 +167,7 @@ impl Core {
     /// Whether this worker has no task of its own waiting: its deque and
     /// its run-next slot are empty.
     pub(crate) fn local_is_empty(&self) -> bool {
-        self.local.is_empty() && !self.run_next_full.get()
+        self.local.is_empty() && !self.run_next.full.get()
     }
 
     /// Pushes a task woken on this worker: into its run-next slot if
@@ -241,7 +175,7 @@ impl Core {
     /// back of its deque. Returns whether an idle worker should be notified
     /// (not while this one wakes tasks it will run itself).
     pub(crate) fn push_local(&self, runnable: Runnable) -> bool {
-        match self.wake_mode.get() {
+        match self.wakes.mode.get() {
             WakeMode::Notify if self.may_run_next(&runnable) => self.put_run_next(runnable),
             WakeMode::Notify => {
                 self.local.push(runnable);
@@ -254,7 +188,7 @@ impl Core {
             WakeMode::HandBack => {
                 // One wake-up wakes one task; should another task land
                 // here, it queues as usual.
-                if let Some(other) = self.handed_back.replace(Some(runnable)) {
+                if let Some(other) = self.wakes.handed_back.replace(Some(runnable)) {
                     self.local.push(other);
                 }
                 false
@@ -266,11 +200,11 @@ impl Core {
     /// deque (never the run-next slot); the next tick looks at the
     /// injector first.
     pub(crate) fn push_local_yielded(&self, runnable: Runnable) -> bool {
-        self.injector_first.set(true);
-        match self.wake_mode.get() {
-            WakeMode::Notify if self.block_on.is_some() => {
+        self.ticks.injector_first.set(true);
+        match self.wakes.mode.get() {
+            WakeMode::Notify if self.main.block_on.is_some() => {
                 // Current-thread: runs again next turn (`worker/block_on.rs`).
-                self.deferred.borrow_mut().push(runnable);
+                self.main.deferred.borrow_mut().push(runnable);
                 false
             }
             WakeMode::Notify => {
@@ -303,7 +237,7 @@ impl Core {
         while let Some(runnable) = self.local.pop() {
             drop(runnable);
         }
-        if self.searching.get() {
+        if self.search.searching.get() {
             self.shared.idle.end_search();
         }
         self.end_cover();
@@ -361,11 +295,11 @@ impl Core {
         let shared = &self.shared;
         let now = shared.clock_nanos();
         let uncharged = ended.uncharged(
-            self.poll_started.get(),
+            self.current_poll.started.get(),
             now,
             super::thread_cpu::own_cpu_nanos(),
         );
-        self.elastic.not_charged(uncharged, now);
+        self.current_poll.elastic.not_charged(uncharged, now);
         shared.idle.notify_spare(shared.compensation.first_spare());
         tracing::debug!(
             target: "brigade::compensation",
@@ -378,10 +312,10 @@ impl Core {
     /// `block_in_place`: runs `f` (which may block) in the current poll,
     /// with a spare worker serving in this worker's place meanwhile.
     pub(crate) fn block_in_place<R>(&self, f: impl FnOnce() -> R) -> R {
-        if self.block_on.is_some() {
+        if self.main.block_on.is_some() {
             block_on::block_in_place_on_current_thread();
         }
-        if self.in_block_in_place.replace(true) {
+        if self.current_poll.in_block_in_place.replace(true) {
             // Nested: the outer call has handed off already.
             return f();
         }
@@ -394,7 +328,7 @@ impl Core {
                 // A new stretch of the poll begins.
                 core.shared.metrics.worker(core.index).watch.flip();
                 core.end_cover();
-                core.in_block_in_place.set(false);
+                core.current_poll.in_block_in_place.set(false);
             }
         }
         let shared = &self.shared;
@@ -425,21 +359,24 @@ impl Core {
     }
 
     fn next_task(&self) -> Option<Runnable> {
-        let tick = self.tick.get().wrapping_add(1);
-        self.tick.set(tick);
-        let new_epoch = self.loop_gate.is_new_epoch(|| self.shared.clock_nanos());
+        let tick = self.ticks.count.get().wrapping_add(1);
+        self.ticks.count.set(tick);
+        let new_epoch = self
+            .epochs
+            .loop_gate
+            .is_new_epoch(|| self.shared.clock_nanos());
         // B1: the driver poll.
         if tick.is_multiple_of(EVENT_INTERVAL) {
             self.shared.driver.poll_nonblocking();
         } else if new_epoch {
-            self.poll_for_epoch(self.loop_gate.epoch());
+            self.poll_for_epoch(self.epochs.loop_gate.epoch());
         }
         // B2: the rescue of an overdue yield queue.
         if new_epoch && let Some(runnable) = self.rescue_overdue() {
             return Some(runnable);
         }
         // B3: the injector first.
-        let injector_first = self.injector_first.replace(false);
+        let injector_first = self.ticks.injector_first.replace(false);
         if (injector_first || tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL))
             && let Some(runnable) = self.take_from_injector()
         {
@@ -458,7 +395,7 @@ impl Core {
             return Some(runnable);
         }
         // B7: the own shard of the yield queue, without searching.
-        if !self.searching.get()
+        if !self.search.searching.get()
             && let Some(runnable) = self.take_back_own_yielded()
         {
             return Some(runnable);
@@ -474,7 +411,7 @@ impl Core {
         // worker is busy, and background tasks that take turns through the
         // yield queue (`yield_now()` loops, demoted) do not pay an
         // `epoll_wait` per turn, a syscall per unit of their work.
-        if !self.searching.get() {
+        if !self.search.searching.get() {
             return None;
         }
         if !self.shared.yield_queue.is_empty() {
@@ -532,11 +469,11 @@ impl Core {
         }
         let now = shared.clock_nanos();
         let epoch = epoch_of(now);
-        if self.others_idle_in.get() != epoch {
+        if self.epochs.others_idle_in.get() != epoch {
             if self.others_need_help() {
                 return None;
             }
-            self.others_idle_in.set(epoch);
+            self.epochs.others_idle_in.set(epoch);
         }
         if self.poll_for_epoch(epoch_of(now)) > 0
             && let Some(runnable) = self.local.pop()
@@ -580,125 +517,11 @@ impl Core {
     /// its push and its read of the searching count, so either this check
     /// sees the push or the pusher sees no searcher and wakes a worker itself.
     fn stop_searching(&self) {
-        if self.searching.replace(false) && self.shared.idle.end_search() {
+        if self.search.searching.replace(false) && self.shared.idle.end_search() {
             crate::sync::fence(crate::sync::Ordering::SeqCst);
             if self.shared.has_waiting_work() {
                 self.shared.idle.notify_one();
             }
-        }
-    }
-
-    /// Runs one task taken from a queue: drops it if it was aborted, sends
-    /// an elastic task through admission first, and polls it.
-    fn run_task(&self, runnable: Runnable) {
-        self.poll_or_drop(runnable);
-        // A child spawned into the empty deque without a notification is
-        // the next task this worker takes (`worker/spawned.rs`).
-        self.notify_deferred.set(false);
-    }
-
-    /// [`run_task`](Self::run_task) proper.
-    fn poll_or_drop(&self, runnable: Runnable) {
-        if runnable.metadata().is_cancelled() {
-            // Dropping the runnable drops the future; the JoinHandle then
-            // resolves as cancelled.
-            drop(runnable);
-            return;
-        }
-        // Taken first: a task that goes to wait for admission drops its
-        // sample, since time spent throttled is not scheduling latency.
-        let sampled_at = runnable.metadata().take_scheduled_at();
-        if runnable.metadata().elastic().is_some() {
-            if let Some(admitted) = self.admit_elastic(runnable) {
-                self.poll_elastic(admitted, sampled_at);
-            }
-        } else {
-            self.poll_plain(runnable, sampled_at);
-        }
-    }
-
-    /// Elastic admission (`admission/elastic_poll.rs`): the task, if it may run
-    /// now; `None` if it went to wait for admission.
-    fn admit_elastic(&self, runnable: Runnable) -> Option<Runnable> {
-        let shared = &self.shared;
-        let now = || shared.clock_nanos();
-        let fits_idle_worker = shared.admission.fits_idle_worker(runnable.metadata());
-        match self.elastic.before_poll(&shared.admission, runnable, now) {
-            Ok(admitted) => Some(admitted),
-            Err(()) => {
-                // Queued for admission: a push into a shared queue (see
-                // `ShutdownState`; the admission lock orders it with the
-                // shutdown's drain).
-                if shared.shutdown.is_set_after_push() {
-                    super::shutdown_state::drain_queues(shared);
-                }
-                // A sleeping worker may run it on an idle grant.
-                if fits_idle_worker {
-                    shared.idle.notify_one();
-                }
-                None
-            }
-        }
-    }
-
-    /// Polls a task that is not elastic. `sampled_at`: when it became
-    /// runnable, if this schedule is sampled (its poll is then timed too).
-    #[inline]
-    fn poll_plain(&self, runnable: Runnable, sampled_at: Option<u64>) {
-        let started = sampled_at.map(|_| self.shared.clock_nanos());
-        self.begin_poll(runnable.metadata(), sampled_at, started);
-        // `run` cannot unwind: the harness catches panics from the future's
-        // `poll` and destructor. No `end_cover` here, to keep plain polls
-        // free of it: the monitor ends a cover whose stretch ended at its
-        // next sample (`Compensation::end_stale_covers`), and a worker that
-        // parks ends its own.
-        runnable.run();
-        self.end_poll(sampled_at, started);
-    }
-
-    /// Polls an admitted elastic task with `yield_if_busy()`'s fast path
-    /// off, then settles its CPU grant (`admission/elastic_poll.rs`).
-    fn poll_elastic(&self, runnable: Runnable, sampled_at: Option<u64>) {
-        let shared = &self.shared;
-        let started = self.elastic.started();
-        self.begin_poll(runnable.metadata(), sampled_at, Some(started));
-        // Keeps the task allocation (and its header) alive after `run`.
-        let task = TaskRef::of(&runnable);
-        context::with_slow_path_forced(|| runnable.run());
-        self.end_cover();
-        let ended = shared.clock_nanos();
-        if let Some(elastic) = task.meta().elastic() {
-            self.elastic.after_poll(&shared.admission, elastic, ended);
-        }
-        drop(task);
-        self.end_poll(sampled_at, Some(started));
-    }
-
-    /// Before a poll: records the scheduling latency of a sampled schedule,
-    /// counts the poll and shows it to the long-poll detector.
-    #[inline]
-    fn begin_poll(&self, meta: &TaskMeta, sampled_at: Option<u64>, started: Option<u64>) {
-        let counters = self.shared.metrics.worker(self.index);
-        if let (Some(at), Some(now)) = (sampled_at, started) {
-            counters.scheduling_latency.record(now.saturating_sub(at));
-        }
-        self.poll_started.set(started.unwrap_or(0));
-        self.in_poll.set(true);
-        counters.count_poll();
-        counters.watch.begin(meta.location());
-    }
-
-    /// After a poll: ends it for the long-poll detector and records the
-    /// duration of a sampled one.
-    #[inline]
-    fn end_poll(&self, sampled_at: Option<u64>, started: Option<u64>) {
-        self.in_poll.set(false);
-        let counters = self.shared.metrics.worker(self.index);
-        counters.watch.end();
-        if let (Some(_), Some(started)) = (sampled_at, started) {
-            counters
-                .poll_duration
-                .record(self.shared.clock_nanos().saturating_sub(started));
         }
     }
 
@@ -745,16 +568,16 @@ impl Core {
             parker.park_timeout(timeout);
         };
         let has_local_work = || !self.local_is_empty();
-        self.wake_mode.set(WakeMode::Silent);
+        self.wakes.mode.set(WakeMode::Silent);
         let searching = shared.idle.wait_for_work(
             self.index,
-            self.searching.get(),
+            self.search.searching.get(),
             has_work,
             sleep,
             has_local_work,
         );
-        self.wake_mode.set(WakeMode::Notify);
-        self.searching.set(searching);
+        self.wakes.mode.set(WakeMode::Notify);
+        self.search.searching.set(searching);
         // Events dispatched during the park queued tasks here without a
         // notification; share any beyond the one this worker runs next.
         if self.local.len() > 1 {

@@ -48,9 +48,9 @@ impl Core {
     /// caller).
     #[inline]
     pub(super) fn may_run_next(&self, runnable: &Runnable) -> bool {
-        self.in_poll.get()
-            && !self.in_block_in_place.get()
-            && self.block_on.is_none()
+        self.current_poll.in_poll.get()
+            && !self.current_poll.in_block_in_place.get()
+            && self.main.block_on.is_none()
             && runnable.metadata().policy().may_run_next()
     }
 
@@ -58,9 +58,9 @@ impl Core {
     /// a task it displaces to the back of the deque. Returns whether an
     /// idle worker should be notified: for a displaced task.
     pub(super) fn put_run_next(&self, runnable: Runnable) -> bool {
-        self.notify_deferred.set(true);
+        self.wakes.notify_deferred.set(true);
         let slot = self.run_next_slot();
-        if !self.run_next_full.replace(true) {
+        if !self.run_next.full.replace(true) {
             slot.put_into_empty(runnable);
             return false;
         }
@@ -78,7 +78,7 @@ impl Core {
     /// and no stealer took it. No atomic operation when the worker has not
     /// used the slot since its last take.
     pub(super) fn take_run_next(&self) -> Option<Runnable> {
-        if !self.run_next_full.replace(false) {
+        if !self.run_next.full.replace(false) {
             return None;
         }
         self.run_next_slot().take()
@@ -90,15 +90,15 @@ impl Core {
     #[inline]
     pub(super) fn next_from_run_next(&self) -> Option<Runnable> {
         let Some(runnable) = self.take_run_next() else {
-            self.run_next_streak.set(0);
+            self.run_next.streak.set(0);
             return None;
         };
-        let streak = self.run_next_streak.get();
+        let streak = self.run_next.streak.get();
         if streak < MAX_RUN_NEXT_STREAK {
-            self.run_next_streak.set(streak + 1);
+            self.run_next.streak.set(streak + 1);
             return Some(runnable);
         }
-        self.run_next_streak.set(0);
+        self.run_next.streak.set(0);
         // Into an empty deque it is still the next task this worker runs:
         // nobody need hear of it (a chain of spawns stays on its worker,
         // where a notification every few links woke a sleeper that stole
@@ -116,6 +116,6 @@ impl Core {
     /// Opens the task in the run-next slot to stealers, if there is one.
     /// Returns whether a task is open there.
     pub(super) fn open_run_next(&self) -> bool {
-        self.run_next_full.get() && self.run_next_slot().open()
+        self.run_next.full.get() && self.run_next_slot().open()
     }
 }

@@ -51,7 +51,7 @@ impl Core {
     /// into the deque. Returns whether an idle worker should be notified
     /// now.
     pub(crate) fn push_spawned(&self, runnable: Runnable) -> bool {
-        if self.wake_mode.get() == WakeMode::Notify {
+        if self.wakes.mode.get() == WakeMode::Notify {
             if self.may_run_next(&runnable) {
                 return self.put_run_next(runnable);
             }
@@ -61,7 +61,7 @@ impl Core {
             let into_empty = self.local.is_empty();
             self.local.push(runnable);
             if into_empty {
-                self.notify_deferred.set(true);
+                self.wakes.notify_deferred.set(true);
             }
             return !into_empty;
         }
@@ -74,7 +74,9 @@ impl Core {
     /// goes on.
     #[inline]
     pub(crate) fn flush_deferred_notify(&self) {
-        if self.notify_deferred.replace(false) && (self.open_run_next() || !self.local.is_empty()) {
+        if self.wakes.notify_deferred.replace(false)
+            && (self.open_run_next() || !self.local.is_empty())
+        {
             self.shared.idle.notify_one();
         }
     }

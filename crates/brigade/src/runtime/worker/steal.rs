@@ -12,11 +12,11 @@ impl Core {
     /// one more (`idle.rs`); `None` if nothing was found or this worker may
     /// not search now.
     pub(super) fn steal(&self) -> Option<Runnable> {
-        if !self.searching.get() {
+        if !self.search.searching.get() {
             if !self.shared.idle.try_begin_search() {
                 return None;
             }
-            self.searching.set(true);
+            self.search.searching.set(true);
         }
         let stealers = self.shared.active_stealers();
         let run_next = self.shared.active_run_next();
@@ -56,11 +56,11 @@ impl Core {
     }
 
     fn next_random(&self) -> u64 {
-        let mut x = self.rng.get();
+        let mut x = self.search.rng.get();
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        self.rng.set(x);
+        self.search.rng.set(x);
         x
     }
 }

@@ -177,15 +177,19 @@ impl Core {
             // other tasks the monitor ends it at its next sample.)
             self.end_cover();
             let now = shared.clock_nanos();
-            if self.elastic.at_yield_point(&shared.admission, elastic, now) {
+            if self
+                .current_poll
+                .elastic
+                .at_yield_point(&shared.admission, elastic, now)
+            {
                 // Back through admission on the next poll (see `admission`).
                 return self.give_way(cx);
             }
             if shared.idle.num_idle() > 0 {
                 // The fast path was skipped, so do its amortised I/O poll:
                 // an idle worker may be asleep outside the driver.
-                if self.yield_gate.is_new_epoch(|| shared.clock_nanos())
-                    && self.poll_for_epoch(self.yield_gate.epoch()) > 0
+                if self.epochs.yield_gate.is_new_epoch(|| shared.clock_nanos())
+                    && self.poll_for_epoch(self.epochs.yield_gate.epoch()) > 0
                     && !self.local_is_empty()
                 {
                     return self.give_way(cx);
@@ -197,7 +201,7 @@ impl Core {
             // path's answer.
             return Poll::Ready(());
         }
-        if self.slice.holds(task.id(), || shared.clock_nanos()) {
+        if self.turns.slice.holds(task.id(), || shared.clock_nanos()) {
             // Rescued from the yield queue after starving (see `rescue.rs`):
             // runs on until its slice ends.
             return Poll::Ready(());
@@ -242,10 +246,10 @@ impl Core {
         if !shared.injector.is_empty() {
             return Decision::StepAside;
         }
-        if !self.yield_gate.is_new_epoch(|| shared.clock_nanos()) {
+        if !self.epochs.yield_gate.is_new_epoch(|| shared.clock_nanos()) {
             return Decision::Continue;
         }
-        if self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty() {
+        if self.poll_for_epoch(self.epochs.yield_gate.epoch()) > 0 && !self.local_is_empty() {
             return Decision::MoveToBack;
         }
         if !shared.injector.is_empty() || self.others_need_help() {
@@ -254,7 +258,7 @@ impl Core {
         if let Some(head_at) = shared.yield_queue.head_at()
             && shared
                 .yield_rescue
-                .is_overdue(head_at, epoch_start(self.yield_gate.epoch()))
+                .is_overdue(head_at, epoch_start(self.epochs.yield_gate.epoch()))
         {
             // Other yielders have waited in the yield queue for longer than
             // `max_yield_delay` while this one kept going: let them run.
@@ -281,26 +285,28 @@ impl Core {
             // and its wake-up will run the task again anyway).
             return BackgroundTurn::RunsOn;
         }
-        if self.slice.holds(task.id(), || shared.clock_nanos()) {
+        if self.turns.slice.holds(task.id(), || shared.clock_nanos()) {
             return BackgroundTurn::RunsOn;
         }
         if !self.local_is_empty() || !shared.injector.is_empty() {
             return BackgroundTurn::StepsAside;
         }
-        let run = self.background_run.get();
+        let run = self.turns.background_run.get();
         if run >= TURN_AFTER_SELF_WAKES && shared.yield_queue.has_entries_in(self.index()) {
-            self.background_run.set(0);
+            self.turns.background_run.set(0);
             return BackgroundTurn::TakesTurns;
         }
-        let steps_aside = self.yield_gate.is_new_epoch(|| shared.clock_nanos())
+        let steps_aside = self.epochs.yield_gate.is_new_epoch(|| shared.clock_nanos())
             && (!shared.yield_queue.is_empty()
-                || (self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty())
+                || (self.poll_for_epoch(self.epochs.yield_gate.epoch()) > 0
+                    && !self.local_is_empty())
                 || self.others_need_help());
         if steps_aside {
-            self.background_run.set(0);
+            self.turns.background_run.set(0);
             BackgroundTurn::StepsAside
         } else {
-            self.background_run
+            self.turns
+                .background_run
                 .set(run.saturating_add(SELF_WAKE_COUNTS));
             BackgroundTurn::RunsOn
         }
@@ -345,7 +351,7 @@ impl Core {
                 }
                 // As after a self-wake (`push_local_yielded`): the next
                 // look goes to the injector first.
-                self.injector_first.set(true);
+                self.ticks.injector_first.set(true);
                 self.local.push(next);
             }
             Err(entry) => self.step_aside_entry(entry),
@@ -366,7 +372,7 @@ impl Core {
     /// (`Core::take_back_own_yielded`).
     pub(super) fn others_need_help(&self) -> bool {
         let shared = self.shared();
-        let mut seen = self.others_seen.borrow_mut();
+        let mut seen = self.epochs.others_seen.borrow_mut();
         let stealers = shared.active_stealers();
         if seen.len() < stealers.len() {
             seen.resize(stealers.len(), u64::MAX);

@@ -29,7 +29,7 @@ impl Core {
         let shared = self.shared();
         // Other shards' heads are compared once per epoch (`pop_for`).
         let epoch = crate::epoch::epoch_of(now);
-        let look_elsewhere = self.yield_queue_looked.replace(epoch) != epoch;
+        let look_elsewhere = self.epochs.yield_queue_looked.replace(epoch) != epoch;
         while let Some(waiting) = shared
             .yield_queue
             .pop_for(self.index(), look_elsewhere, now)
@@ -55,7 +55,7 @@ impl Core {
             return None;
         }
         let runnable = self.take_back(shared.yield_queue.pop_oldest()?, now)?;
-        self.slice.start(runnable.metadata().id(), now);
+        self.turns.slice.start(runnable.metadata().id(), now);
         tracing::trace!(
             target: "brigade::yield_queue",
             task = runnable.metadata().id(),
@@ -83,7 +83,7 @@ impl Core {
     /// Whether this worker is taking a task back from the yield queue: the
     /// wake it is delivering is the task's own, deferred.
     pub(crate) fn is_handing_back(&self) -> bool {
-        self.wake_mode.get() == WakeMode::HandBack
+        self.wakes.mode.get() == WakeMode::HandBack
     }
 
     /// Delivers a deferred wake-up of a task's own waker (`wake`) so that
@@ -91,9 +91,9 @@ impl Core {
     /// ([`WakeMode::HandBack`]) rather than queued; `None` if the wake-up
     /// scheduled nothing (the task had been woken and run meanwhile).
     fn deliver_own_wake(&self, wake: impl FnOnce()) -> Option<Runnable> {
-        let mode = self.wake_mode.replace(WakeMode::HandBack);
+        let mode = self.wakes.mode.replace(WakeMode::HandBack);
         wake();
-        self.wake_mode.set(mode);
-        self.handed_back.take()
+        self.wakes.mode.set(mode);
+        self.wakes.handed_back.take()
     }
 }
