@@ -266,8 +266,8 @@ pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 
 /// C1: how long a busy worker that found the watcher not serving serves the
 /// poll in its place: 2^20 ns, about 1 ms, during which the watcher stops
-/// waiting on the epoll descriptor (`driver/mod.rs`, `Relief`; the figures
-/// are in `driver/poll/mod.rs`, "relief").
+/// waiting on the epoll descriptor (`driver/mod.rs`, `Relief`;
+/// docs/results.md, "Relief").
 pub(crate) const RELIEF_NANOS: u64 = 1 << 20;
 
 /// The current-thread flavour of B1–B11: how many tasks a turn of the

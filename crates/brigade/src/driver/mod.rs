@@ -192,8 +192,8 @@ pub(crate) use crate::policy::{MAX_QUIET_SHIFT, RELIEF_NANOS, UNSERVED_EPOCHS};
 /// on the epoll descriptor and waits only for an unpark (its wake pipe)
 /// or its timer, so the kernel stops waking it for events that the busy
 /// worker harvests anyway (each such wake-up took a slice from the busy
-/// worker or the client, and found nothing). `poll/mod.rs`, "relief", has the
-/// figures.
+/// worker or the client, and found nothing). docs/results.md, "Relief",
+/// has the figures.
 ///
 /// `until` is the end of the relief, in the driver's own nanoseconds
 /// (`0`: none). The protocol:

@@ -440,23 +440,21 @@ impl Core {
     /// worker's last look; a look that writes nothing). Becoming a searcher
     /// and ending the search are two `SeqCst` read-modify-writes on the
     /// state word that every worker and every `yield_if_busy()` reads
-    /// (`runtime/idle.rs`), and paying them at every turn of a background
-    /// task through the yield queue made that word's cache line the
-    /// bottleneck as workers were added (`yield_many` at 16 workers, 7×
-    /// tokio's time; docs/results.md's scaling table). The rest is as for
-    /// a searcher: I/O looked at once per epoch first, and the queue's own
-    /// order (`YieldQueue::pop_for`).
+    /// (`runtime/idle.rs`): paid at every turn of a background task
+    /// through the yield queue, they make that word's cache line the
+    /// bottleneck as workers are added. The rest is as for a searcher: I/O
+    /// looked at once per epoch first, and the queue's own order
+    /// (`YieldQueue::pop_for`).
     ///
-    /// Not "any task in another deque", as it was: a lone task in a busy
-    /// worker's deque is the task that worker runs next (a demoted task it
-    /// moved to the back, a request it was woken for), and taking it meant
-    /// a search, a steal, and the stolen task's own yield-queue entry on
-    /// this worker, while this worker's entries waited. At 16 workers that
-    /// made 2.8 million steals in 30 iterations of `yield_many`, each task
-    /// moving between workers about 100 times an iteration (2.7× tokio's
-    /// time; 0.4× with this rule). The same rule decides whether a
-    /// background task steps aside for other workers' work
-    /// (`worker/step_aside.rs`), so the two now agree.
+    /// Not "any task in another deque": a lone task in a busy worker's
+    /// deque is the task that worker runs next (a demoted task it moved to
+    /// the back, a request it was woken for), and taking it means a search,
+    /// a steal, and the stolen task's own yield-queue entry on this worker,
+    /// while this worker's entries wait: tasks would move between workers
+    /// at every turn. The same rule decides whether a background task
+    /// steps aside for other workers' work (`worker/step_aside.rs`), so the
+    /// two agree. (The figures behind both: docs/results.md, "Design
+    /// choices, measured".)
     ///
     /// The look at the other deques reads a cache line per worker, which
     /// its owner writes at every push and pop; a look that found no help
@@ -486,13 +484,13 @@ impl Core {
     fn take_from_injector(&self) -> Option<Runnable> {
         // Most looks find it empty (one after every self-wake, one every
         // `GLOBAL_QUEUE_INTERVAL` ticks). crossbeam's steal pays a `SeqCst`
-        // fence to find that out; `is_empty` is two loads (`yield_many` at
-        // 1 and 2 workers: 7-8% less time). A push it misses is one the
-        // steal could have missed as well: the search's own injector steal
-        // and the re-check before parking (`idle.rs`) still look. Left out
-        // under loom, where its two loads multiplied one model's
-        // interleavings by five (stepping_aside's deferred wake-up: 117 s
-        // to 550 s) and add nothing those later looks do not check.
+        // fence to find that out; `is_empty` is two loads. A push it misses
+        // is one the steal could have missed as well: the search's own
+        // injector steal and the re-check before parking (`idle.rs`) still
+        // look. Left out under loom, where its two loads multiply a model's
+        // interleavings several times over and add nothing those later
+        // looks do not check. (Figures: docs/results.md, "Design choices,
+        // measured".)
         #[cfg(not(loom))]
         if self.shared.injector.is_empty() {
             return None;

@@ -100,11 +100,11 @@ impl Core {
         }
         self.run_next.streak.set(0);
         // Into an empty deque it is still the next task this worker runs:
-        // nobody need hear of it (a chain of spawns stays on its worker,
-        // where a notification every few links woke a sleeper that stole
-        // the chain: `chained_spawn` at 4-16 workers 1.15-1.21x tokio's
-        // time, 0.61-0.80 without). Behind other tasks it waits for them,
-        // so an idle worker is told, as for any push.
+        // nobody need hear of it, so a chain of spawns stays on its worker
+        // (a notification every few links would wake a sleeper that steals
+        // the chain; docs/results.md, "Design choices, measured"). Behind
+        // other tasks it waits for them, so an idle worker is told, as for
+        // any push.
         let behind_others = !self.local.is_empty();
         self.local.push(runnable);
         if behind_others {

@@ -8,11 +8,11 @@
 //! into an *empty* deque, during a poll, is held back: this worker runs it
 //! itself when the poll ends, since it is then the next task it takes. A
 //! chain of spawns (each task spawning the next, as request handlers and
-//! pipelines do) so stays on one worker. With a notification per link,
-//! each one woke a sleeper that stole the link, and the spawning worker
-//! searched and slept in its turn: `chained_spawn` at 4–16 workers took
-//! 2.0–2.7 times tokio's time, whose LIFO slot keeps such a chain on one
-//! worker without a word (docs/results.md, "Scaling").
+//! pipelines do) so stays on one worker. A notification per link would
+//! wake a sleeper that steals the link while the spawning worker searches
+//! and sleeps in its turn, a thread hop per link (tokio's LIFO slot keeps
+//! such a chain on one worker without a word; the figures are in
+//! docs/results.md, "Scaling", and "Design choices, measured").
 //!
 //! ## Who announces a held-back task
 //! Unlike a task in tokio's LIFO slot, the task can be stolen once
