@@ -19,13 +19,13 @@
 //! - **A2. Classify the wake** (`task/class.rs`): a [`TaskClass::Auto`]
 //!   task that woke only itself [`DEMOTE_AFTER`] times in a row is
 //!   *demoted* to background; its next wake by anything else promotes it.
-//!   Why: a loop around `yield_now()` is background work, and queueing each
-//!   of its units ahead of foreground tasks woken after it is what tokio
-//!   does and what brigade avoids.
+//!   Why: a loop around `yield_now()` is background work; demoted, its
+//!   units step aside while other work waits instead of queueing ahead of
+//!   foreground tasks woken after them.
 //! - **A3. A background self-wake** (of a demoted `Auto` task or a
-//!   `Background` one; not a deferred wake-up handed back, B9) asks `Core::background_turn`
-//!   (`runtime/worker/step_aside.rs`), in this order:
-//!   runs on if a worker is idle, the task was aborted, it already has a
+//!   `Background` one; not a deferred wake-up handed back, B9) asks
+//!   `Core::background_turn` (`runtime/worker/step_aside.rs`), in this
+//!   order: runs on if a worker is idle, the task was aborted, it already has a
 //!   yield-queue entry, or it holds a rescue slice (B2); *steps aside* into
 //!   its worker's shard of the yield queue if the worker's deque or the
 //!   injector holds a task; *takes turns* with the background tasks in its
@@ -37,8 +37,7 @@
 //!   this worker's deque, and the next tick looks at the injector first
 //!   (B3): a task that gives way gives way to work from outside too.
 //! - **A5. An `Auto` or `Foreground` task spawned or woken by another
-//!   task's poll** on
-//!   this worker: its *run-next slot* (`runtime/worker/run_next.rs`), the
+//!   task's poll** on this worker: its *run-next slot* (`runtime/worker/run_next.rs`), the
 //!   one task it runs after the poll; a second one displaces the first to
 //!   the deque. Why: the task the poll's output is for runs while its data
 //!   is in the cache (docs/results.md, "The run-next slot"). Never on a
@@ -83,8 +82,9 @@
 //!   each other would otherwise hold the worker for ever.
 //! - **B5. Own deque**, FIFO.
 //! - **B6. Injector**, taking a batch into the own deque.
-//! - **B7. Own-shard take-back**, without becoming a searcher: the head of
-//!   this worker's own shard of the yield queue (after the epoch's I/O
+//! - **B7. Own-shard take-back**, without becoming a searcher: if this
+//!   worker's own shard of the yield queue holds entries, the yield queue
+//!   in B9's order (its own shard's head first; after the epoch's I/O
 //!   look), unless another worker's deque holds work its owner is not
 //!   getting to (`Core::others_need_help`: a backlog, or a task while the
 //!   owner made no progress; looked at once per epoch). Why: becoming a
@@ -138,7 +138,9 @@
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
 //! - **C3. Elastic grant** used up: give way, back through admission
 //!   (`admission/elastic_poll.rs`). With a worker idle, an elastic task continues.
-//! - **C4. Rescue slice** (B2) held: continue.
+//! - **C4. Continue** while a worker is idle (the fast path fell through
+//!   only because an abort elsewhere holds attention), or while the task
+//!   holds a rescue slice (B2).
 //! - **C5. Decide** (`Core::decide`, `runtime/worker/step_aside.rs`): the
 //!   own deque holds a task: *move to the back* (or *step aside* if this
 //!   task moved to the back last time: the sentinel); the injector holds a

@@ -11,7 +11,7 @@ use crate::task::Runnable;
 ///
 /// ## The push-then-check protocol
 /// The flag is set once (`SeqCst`, step 1) before the shutting-down thread
-/// drains the shared queues (step 5). Whoever pushes into a shared queue
+/// drains the shared queues (step 5 of `shutdown.rs`). Whoever pushes into a shared queue
 /// (the injector, the yield queue, the admission queue) reads the flag
 /// with [`is_set_after_push`](Self::is_set_after_push) *after* its push
 /// and, if it is set, drains the queues itself. The push and the drain are
@@ -81,7 +81,7 @@ impl ShutdownState {
     /// takes too. h2 does exactly that: dropping one of its stream handles
     /// locks the connection's stream state and wakes the connection task;
     /// dropping that task on the spot locks the same mutex again and
-    /// deadlocks the shutdown. So the task waits here until step 7, which
+    /// deadlocks the shutdown. So the task waits here until step 7 (`shutdown.rs`), which
     /// holds no lock while dropping. After that, tasks woken by threads
     /// outside the runtime are dropped at once, as there is nobody left to
     /// drop them.
@@ -115,7 +115,7 @@ impl ShutdownState {
 /// Step 5: moves every task in the shared queues to the set-aside list.
 /// Also called by a pusher that finds the flag set after its push.
 pub(crate) fn drain_queues(shared: &Shared) {
-    // Orders the flag's store (step 1) before the look at the queues, for
+    // Orders the flag's store (step 1, `shutdown.rs`) before the look at the queues, for
     // the shutting-down thread, as the pushers' fences do for them (see
     // `ShutdownState`), without relying on the queue's own fences.
     fence(Ordering::SeqCst);

@@ -16,8 +16,10 @@
 //!   so that its next poll goes back through admission (`admission/`);
 //!   otherwise, with a worker idle, it continues (after the amortised I/O
 //!   poll the fast path would have left to the idle worker).
-//! - C4. **A rescue slice** (`rescue.rs`): a task rescued from the yield
-//!   queue continues whatever waits until its slice ends.
+//! - C4. **Continue** while a worker is idle (the fast path fell through
+//!   only for an abort's attention hold elsewhere), or while the task holds
+//!   a rescue slice (`rescue.rs`): a task rescued from the yield queue
+//!   continues whatever waits until its slice ends.
 //! - C5. **Decide** ([`Core::decide`]). Cheap checks first: the worker's
 //!   own deque holds a task: move to the back of it and let that task run
 //!   first, on this same warm worker. If this task already did so on its
