@@ -115,8 +115,9 @@
 //!   elastic idle work), then sleep inside the driver's poll if nobody
 //!   watches it, else on its own condvar until the next timer; either way
 //!   no longer than until another worker's lone entry's grace ends (B9).
-//!   The timeout is `Core::occupied_timeout` (`runtime/auto_advance.rs`,
-//!   which also wakes the watcher while the clock is paused).
+//!   The timeout is `Core::occupied_timeout` (`runtime/worker/mod.rs`; with
+//!   the clock paused it sleeps until woken, and wakes the watcher first:
+//!   `runtime/auto_advance.rs`).
 //!
 //! A current-thread runtime runs the same steps on its `block_on` thread,
 //! without B4 and B8, and polls a woken `block_on` future after at most

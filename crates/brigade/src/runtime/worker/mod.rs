@@ -534,6 +534,20 @@ impl Core {
         Some(Duration::from_nanos(ends.saturating_sub(now)))
     }
 
+    /// B11 of the policy (`policy.rs`): how long a worker that found the
+    /// driver watched sleeps at most: until the next timer while the clock
+    /// runs (the watcher may stop watching before then). With the clock paused it sleeps until woken, and first
+    /// wakes the watcher: this worker is now idle, which may be what the
+    /// auto-advance waits for.
+    fn occupied_timeout(&self) -> Option<Duration> {
+        let driver = &self.shared().driver;
+        if driver.clock().is_paused() {
+            driver.unpark_watcher();
+            return None;
+        }
+        driver.time_to_next()
+    }
+
     /// B11 of the policy (`policy.rs`): counts this worker idle, re-checks
     /// every queue and parks (`Idle::wait_for_work`).
     fn wait_for_work(&self) {
