@@ -12,7 +12,8 @@
 //! included. Where a constant counts time or events that a model cannot
 //! afford, the model advances a test-only counter instead, with the reason
 //! beside it: the runtime's clock moves one epoch per read
-//! (`Shared::clock_nanos`), so the epoch gates open and
+//! (`Shared::clock_nanos`), and the epoch gates read it at every call
+//! (`epoch::calls_until_next_read`), so every gate opens and
 //! `OWNER_GRACE_NANOS` (8 epochs) passes after 8 reads; and a background
 //! self-wake that runs on counts as `TURN_AFTER_SELF_WAKES` of them
 //! (`SELF_WAKE_COUNTS`, `worker/step_aside.rs`). One look is left out:
