@@ -120,7 +120,8 @@
 //!   `runtime/auto_advance.rs`).
 //!
 //! A current-thread runtime runs the same steps on its `block_on` thread,
-//! without B4 and B8, and polls a woken `block_on` future after at most
+//! without B4 (no run-next slot) and with no other worker to steal from,
+//! and polls a woken `block_on` future after at most
 //! [`CURRENT_THREAD_TASKS_PER_TURN`] tasks (`runtime/worker/block_on.rs`).
 //!
 //! # C. While it runs (`yield_if_busy()`)
@@ -138,7 +139,8 @@
 //!   (`runtime/worker/unserved.rs`, `driver/mod.rs`).
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
 //! - **C3. Elastic grant** used up: give way, back through admission
-//!   (`admission/elastic_poll.rs`). With a worker idle, an elastic task continues.
+//!   (`admission/elastic_poll.rs`). With a worker idle, an elastic task
+//!   continues.
 //! - **C4. Continue** while a worker is idle (the fast path fell through
 //!   only because an abort elsewhere holds attention), or while the task
 //!   holds a rescue slice (B2).
