@@ -20,7 +20,7 @@ use crate::task::Runnable;
 use crate::yield_queue::{Entry, Waiting};
 
 impl Core {
-    /// Step 5 of `Core::next_task`: takes back a task from the yield queue
+    /// B9 of the policy (`policy.rs`), from `Core::next_task`: takes back a task from the yield queue
     /// (see the module docs for which). A wake-up that brings no task (its
     /// task was woken, and run, already) is used up and the next one tried.
     /// `now`: the runtime clock read by the caller just before (one read
@@ -29,7 +29,7 @@ impl Core {
         let shared = self.shared();
         // Other shards' heads are compared once per epoch (`pop_for`).
         let epoch = crate::epoch::epoch_of(now);
-        let look_elsewhere = self.yield_queue_looked.replace(epoch) != epoch;
+        let look_elsewhere = self.epochs.yield_queue_looked.replace(epoch) != epoch;
         while let Some(waiting) = shared
             .yield_queue
             .pop_for(self.index(), look_elsewhere, now)
@@ -43,7 +43,8 @@ impl Core {
         None
     }
 
-    /// The starvation bound (`yield_queue/rescue.rs`), at the first tick of
+    /// B2 of the policy (`policy.rs`): the starvation bound
+    /// (`yield_queue/rescue.rs`), at the first tick of
     /// an epoch: takes the head of the yield queue if it is overdue and this
     /// worker wins the rescue, and gives the task a slice.
     pub(super) fn rescue_overdue(&self) -> Option<Runnable> {
@@ -54,7 +55,7 @@ impl Core {
             return None;
         }
         let runnable = self.take_back(shared.yield_queue.pop_oldest()?, now)?;
-        self.slice.start(runnable.metadata().id(), now);
+        self.turns.slice.start(runnable.metadata().id(), now);
         tracing::trace!(
             target: "brigade::yield_queue",
             task = runnable.metadata().id(),
@@ -82,7 +83,7 @@ impl Core {
     /// Whether this worker is taking a task back from the yield queue: the
     /// wake it is delivering is the task's own, deferred.
     pub(crate) fn is_handing_back(&self) -> bool {
-        self.wake_mode.get() == WakeMode::HandBack
+        self.wakes.mode.get() == WakeMode::HandBack
     }
 
     /// Delivers a deferred wake-up of a task's own waker (`wake`) so that
@@ -90,9 +91,9 @@ impl Core {
     /// ([`WakeMode::HandBack`]) rather than queued; `None` if the wake-up
     /// scheduled nothing (the task had been woken and run meanwhile).
     fn deliver_own_wake(&self, wake: impl FnOnce()) -> Option<Runnable> {
-        let mode = self.wake_mode.replace(WakeMode::HandBack);
+        let mode = self.wakes.mode.replace(WakeMode::HandBack);
         wake();
-        self.wake_mode.set(mode);
-        self.handed_back.take()
+        self.wakes.mode.set(mode);
+        self.wakes.handed_back.take()
     }
 }
