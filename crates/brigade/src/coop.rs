@@ -1,6 +1,8 @@
-//! Cooperative yielding, the public face: [`yield_now`] (always) and
-//! [`yield_if_busy`] (only when another task is actually waiting for a
-//! worker), with `yield_if_busy()`'s inlined fast path.
+//! Cooperative yielding: [`yield_if_busy`] (only when another task is
+//! actually waiting for a worker), with its inlined fast path, the entry to
+//! the scheduler's slow path (C1 of the policy, `policy.rs`). Layer 3, with
+//! the scheduler it enters. (`yield_now`, which always yields and needs no
+//! scheduler, is in `task/yield_now.rs`.)
 //!
 //! ## The fast path
 //! If the runtime has an idle worker and nothing holds attention, return:
@@ -23,7 +25,7 @@
 //! the next epoch should begin at the rate its calls come in (at least once
 //! per 1024 calls), and at the first read of each epoch asks whether
 //! I/O or a due timer is pending while the worker that watches the driver
-//! has harvested nothing for an epoch (`Core::recheck_idle`, `driver/poll.rs`: "the crowded-host
+//! has harvested nothing for an epoch (`Core::recheck_idle`, `driver/poll/mod.rs`: "the crowded-host
 //! hand-off"). If so, this worker harvests it, and the task moves to the
 //! back of its deque so that the woken tasks run now, on this CPU. Tasks
 //! woken from other threads need no check: a notification claims the idle
@@ -53,60 +55,6 @@ use std::task::{Context, Poll};
 
 use crate::runtime::context;
 use crate::runtime::worker::step_aside;
-
-/// Yields to the scheduler unconditionally: the task goes to the back of its
-/// worker's queue and runs again after the tasks queued before it.
-///
-/// A task that does nothing but yield this way several times in a row is
-/// taken for background work and *demoted* (see
-/// [`TaskClass::Auto`](crate::task::TaskClass::Auto)): while other work
-/// waits, it then steps aside into the yield queue, as after
-/// [`yield_if_busy`], rather than queueing ahead of tasks woken after it;
-/// demoted tasks on a worker take turns with each other at their 65th
-/// yield in a row or after ≈ 33 µs, whichever comes first. Its next wake by I/O, a timer
-/// or another task promotes it back.
-///
-/// Prefer [`yield_if_busy`] in loops that do background work: it costs
-/// nothing when nobody is waiting.
-///
-/// # Examples
-///
-/// ```
-/// let rt = brigade::Runtime::new()?;
-/// rt.block_on(async {
-///     brigade::spawn(async {
-///         for _ in 0..3 {
-///             brigade::yield_now().await;
-///         }
-///     })
-///     .await
-///     .unwrap();
-/// });
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn yield_now() -> YieldNow {
-    YieldNow { yielded: false }
-}
-
-/// Future returned by [`yield_now`].
-#[must_use = "futures do nothing unless you `.await` or poll them"]
-#[derive(Debug)]
-pub struct YieldNow {
-    yielded: bool,
-}
-
-impl Future for YieldNow {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.yielded {
-            return Poll::Ready(());
-        }
-        self.yielded = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
 
 /// Steps aside if, and only if, another task is waiting for a worker.
 ///

@@ -10,7 +10,7 @@
 //! once per epoch of 2^[`EPOCH_SHIFT`] ns bounds how late such work is
 //! noticed to about one epoch, at a fixed cost per epoch.
 //!
-//! Two gates per worker use it (`runtime/worker.rs`): `yield_if_busy()`'s
+//! Two gates per worker use it (`runtime/worker/mod.rs`): `yield_if_busy()`'s
 //! slow path and background self-wakes (`runtime/worker/step_aside.rs`), and
 //! the worker's own loop, which polls the driver and rescues overdue
 //! yielded work at the first tick of each epoch. The I/O poll itself is
@@ -18,16 +18,7 @@
 
 use std::cell::Cell;
 
-/// log2 of the epoch length in nanoseconds: 2^15 ns ≈ 33 µs.
-///
-/// CockroachDB's `runtime.Yield` uses 2^18 ns (≈ 262 µs). When every worker
-/// is busy, the epoch bounds how late a network-woken task is noticed, so
-/// it sets the foreground latency floor; the price is one non-blocking
-/// `epoll_wait` per epoch per runtime and one clock read per epoch per busy
-/// worker (or per 1024 calls). docs/results.md's `mixed_load` section gives the
-/// measurements behind the choice (2^15 to 2^18 ns, per-worker and
-/// per-runtime polls).
-pub(crate) const EPOCH_SHIFT: u32 = 15;
+pub(crate) use crate::policy::{EPOCH_SHIFT, MAX_CALLS_BETWEEN_READS};
 
 /// The epoch that `now_nanos` (runtime-clock nanoseconds) falls in.
 pub(crate) fn epoch_of(now_nanos: u64) -> u64 {
@@ -38,12 +29,6 @@ pub(crate) fn epoch_of(now_nanos: u64) -> u64 {
 pub(crate) fn epoch_start(epoch: u64) -> u64 {
     epoch << EPOCH_SHIFT
 }
-
-/// The most calls a gate lets pass between two clock reads: at high call
-/// rates the clock is read once per 1024 calls (as CockroachDB's
-/// `yieldchecks` word does), so a task whose calls suddenly slow down is
-/// noticed at most 1024 calls late, as before the gates aimed their reads.
-pub(crate) const MAX_CALLS_BETWEEN_READS: u64 = 1024;
 
 /// After a clock read at time `now`, `calls` calls after the previous read
 /// (at `last_read_at`): how many calls to let pass before the next read, so

@@ -148,6 +148,7 @@ pub mod io;
 mod metrics;
 #[cfg(not(loom))]
 pub mod net;
+mod policy;
 pub mod runtime;
 #[cfg(not(loom))]
 pub mod signal;
@@ -158,7 +159,7 @@ pub mod time;
 mod yield_queue;
 
 pub use admission::ElasticConfig;
-pub use coop::{YieldIfBusy, YieldNow, yield_if_busy, yield_now};
+pub use coop::{YieldIfBusy, yield_if_busy};
 #[cfg(feature = "tokio-compat")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
 pub use metrics::TokioCompatMetrics;
@@ -168,6 +169,7 @@ pub use runtime::{
     DEFAULT_MAX_YIELD_DELAY, Handle, Runtime, WORKER_THREADS_ENV, spawn, spawn_blocking,
     spawn_elastic,
 };
+pub use task::yield_now::{YieldNow, yield_now};
 pub use task::{JoinError, JoinHandle};
 
 /// Runs an `async fn main` on a brigade runtime.

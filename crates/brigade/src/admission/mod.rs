@@ -20,7 +20,7 @@
 //!
 //! Tasks seen going longer than the latency target between yield points
 //! are *coarse*: at most `workers − 1` of their polls run at once, so one
-//! worker stays free for foreground work (`poll.rs` says why). A coarse
+//! worker stays free for foreground work (`elastic_poll.rs` says why). A coarse
 //! task with no free slot waits in the same queue, keeping its grant.
 //!
 //! A worker with nothing else to run does not wait for tokens: it takes the
@@ -35,14 +35,14 @@
 //! The mechanism lives in three files: this one (the token bucket and its
 //! queue, and the monitor thread's two calls, [`Admission::wait_and_admit`]
 //! and [`Admission::tick`]), `controller.rs` (the settings and the
-//! controller) and `poll.rs` (the policy as a worker applies it, the coarse
+//! controller) and `elastic_poll.rs` (the policy as a worker applies it, the coarse
 //! slots, and the per-task state). The scheduler calls in only through
 //! [`ElasticPoll`] (the worker loop and the yield path), those two monitor
 //! calls, and [`Admission::take_waiting`] and [`Admission::wake_monitor`]
 //! (shutdown).
 
 mod controller;
-mod poll;
+mod elastic_poll;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
@@ -50,14 +50,14 @@ use std::time::{Duration, Instant};
 
 use controller::Controller;
 pub use controller::ElasticConfig;
-use poll::CoarseSlots;
-pub(crate) use poll::{ElasticPoll, ElasticState};
+use elastic_poll::CoarseSlots;
+pub(crate) use elastic_poll::{ElasticPoll, ElasticState};
 
 use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock, wait_timeout};
 use crate::task::{Runnable, TaskMeta};
 
 /// The admission state of a task that goes through admission: only elastic
-/// tasks do (`Core::run_task`, `runtime/worker.rs`).
+/// tasks do (`Core::run_task`, `runtime/worker/mod.rs`).
 fn elastic(meta: &TaskMeta) -> &ElasticState {
     meta.elastic()
         .expect("only elastic tasks go through admission")
@@ -255,7 +255,7 @@ impl Admission {
     /// ([`take_for_idle_worker`](Self::take_for_idle_worker) would give it
     /// one). Reads `waiting` first, so a runtime without waiting elastic
     /// work pays one load. A worker that enqueued a task that fits calls
-    /// `Idle::notify_one` after the push (`runtime/worker.rs`), and the
+    /// `Idle::notify_one` after the push (`runtime/worker/mod.rs`), and the
     /// sleeper calls this after the fence in `Idle::wait_for_work`: in the
     /// order of those two fences one of them sees the other (the race
     /// `runtime/idle.rs` describes).

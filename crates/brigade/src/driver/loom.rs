@@ -2,7 +2,7 @@
 //! the same locking, watching and wake-up structure.
 //!
 //! A model must not block in `poll(2)`, which loom cannot see. So this
-//! driver keeps the real one's skeleton (`poll.rs`): the watcher claims
+//! driver keeps the real one's skeleton (`poll/mod.rs`): the watcher claims
 //! the watch (`Watch`), waits between `Parker::begin_driver_park` and
 //! `end_driver_park` *without* the poll lock until events are pending or it
 //! is unparked (the wake pipe: a flag that only the watcher clears, so no
@@ -142,7 +142,7 @@ impl Driver {
         PollPark::Parked
     }
 
-    /// The paused clock's park (`poll.rs`): a model's clock never pauses,
+    /// The paused clock's park (`poll/mod.rs`): a model's clock never pauses,
     /// so it is the plain park.
     pub(crate) fn park_paused(
         &self,
@@ -154,7 +154,7 @@ impl Driver {
         self.park_in_poll(parker, worker, cap)
     }
 
-    /// The busy worker's check that the watcher serves (`poll.rs`).
+    /// The busy worker's check that the watcher serves (`poll/mod.rs`).
     pub(crate) fn harvest_if_unserved(
         &self,
         probe: &UnservedProbe,
@@ -227,7 +227,7 @@ impl Driver {
 
 #[cfg(test)]
 mod models {
-    //! The crowded-host hand-off (`poll.rs`), model-checked: run with
+    //! The crowded-host hand-off (`poll/mod.rs`), model-checked: run with
     //! `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`.
     use super::*;
     use loom::sync::Arc;

@@ -3,7 +3,7 @@
 //! on.
 //!
 //! ## What it owns
-//! - [`Driver`] (`poll.rs`): one runtime's `mio::Poll` and event buffer
+//! - [`Driver`] (`poll/mod.rs`): one runtime's `mio::Poll` and event buffer
 //!   behind the driver lock, its timers, its signal listener, and the
 //!   optional fallback thread. Under `--cfg loom` it is the model driver of
 //!   `loom.rs` instead: the same lock and wake-up structure, with no I/O and
@@ -35,7 +35,7 @@
 //!   worker watches, every [`EVENT_INTERVAL`] ticks, in `yield_if_busy()`'s
 //!   once-per-epoch check, and before taking a task from the yield queue.
 //!   While a worker watches, the same checks ask instead whether it serves
-//!   (`poll.rs`, "the crowded-host hand-off"): a busy worker harvests
+//!   (`poll/mod.rs`, "the crowded-host hand-off"): a busy worker harvests
 //!   pending work when the watcher has harvested nothing for an epoch.
 //! - The optional **fallback thread** covers the gap when every worker is
 //!   busy: whenever no worker is parked in the poll, it waits in `poll(2)` on
@@ -91,15 +91,8 @@ pub(crate) use poll::Driver;
 #[cfg(all(test, not(loom)))]
 pub(crate) use poll::test_hooks;
 
-/// How many ticks a busy worker runs between non-blocking driver polls.
-///
-/// A fixed 61 ticks, not tuned at run time: often enough that a busy
-/// runtime handles I/O in batches on the workers themselves (no thread
-/// hop), rarely enough that the `epoll_wait` syscall, which costs as much as
-/// a short poll, is paid once per 61 ticks. There is nothing to tune it
-/// for: latency under saturation does not depend on it, because the
-/// fallback thread and `yield_if_busy()`'s epoch poll bound that.
-pub(crate) const EVENT_INTERVAL: u32 = 61;
+/// B1 of the policy (`policy.rs`): the ticks between non-blocking polls.
+pub(crate) use crate::policy::EVENT_INTERVAL;
 
 /// What [`Driver::park_in_poll`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +104,7 @@ pub(crate) enum PollPark {
     Occupied,
 }
 
-/// Who watches the poll: at most one worker at a time (`poll.rs`, "the
+/// Who watches the poll: at most one worker at a time (`poll/mod.rs`, "the
 /// crowded-host hand-off"). Shared by the real and the loom driver.
 ///
 /// `claimed` is set and cleared under its mutex, with the parker's
@@ -184,24 +177,23 @@ impl Watch {
         *lock(&self.claimed)
     }
 
-    /// The mutex, for the fallback thread's wait (`poll.rs`).
+    /// The mutex, for the fallback thread's wait (`poll/mod.rs`).
     #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn claimed(&self) -> &Mutex<bool> {
         &self.claimed
     }
 }
 
-/// How long a busy worker that found the watcher not serving serves the
-/// poll in its place: 2^20 ns, about 1 ms (see [`Relief`]).
-pub(crate) const RELIEF_NANOS: u64 = 1 << 20;
+/// C1 of the policy (`policy.rs`): the crowded host's constants.
+pub(crate) use crate::policy::{MAX_QUIET_SHIFT, RELIEF_NANOS, UNSERVED_EPOCHS};
 
 /// The watcher's relief: while a busy worker serves the poll for a watcher
 /// that the kernel does not run (a crowded host), the watcher stops waiting
 /// on the epoll descriptor and waits only for an unpark (its wake pipe)
 /// or its timer, so the kernel stops waking it for events that the busy
 /// worker harvests anyway (each such wake-up took a slice from the busy
-/// worker or the client, and found nothing). `poll.rs`, "relief", has the
-/// figures.
+/// worker or the client, and found nothing). docs/results.md, "Relief",
+/// has the figures.
 ///
 /// `until` is the end of the relief, in the driver's own nanoseconds
 /// (`0`: none). The protocol:
@@ -277,7 +269,7 @@ impl Relief {
 
 /// What a busy worker saw at its previous check that the watching worker
 /// serves (`Driver::harvest_if_unserved`; "the crowded-host hand-off" in
-/// `poll.rs`). Only that worker's thread touches it.
+/// `poll/mod.rs`). Only that worker's thread touches it.
 #[derive(Default)]
 pub(crate) struct UnservedProbe {
     /// The first epoch in which to check again.
@@ -290,14 +282,6 @@ pub(crate) struct UnservedProbe {
     /// harvesting since, while that lasts.
     pending_since: Cell<Option<u64>>,
 }
-
-/// The longest back-off of [`UnservedProbe`]: a check every 2^3 epochs.
-const MAX_QUIET_SHIFT: u32 = 3;
-
-/// How many epochs work must stay pending, unharvested, between two checks
-/// before a busy worker serves it for a watcher it is not relieving
-/// ([`UnservedProbe::should_harvest`]).
-pub(crate) const UNSERVED_EPOCHS: u64 = 2;
 
 impl UnservedProbe {
     /// The check at `epoch`, given the driver's harvest count now and a

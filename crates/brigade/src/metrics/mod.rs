@@ -2,13 +2,13 @@
 //! summed when read, which schedules are timed ([`LatencySampler`]), the
 //! long-poll detector, and [`RuntimeMetrics`], the public view. The view
 //! reads the scheduler only through [`MetricsSource`], which the runtime
-//! implements (`runtime/metrics.rs`), so nothing here depends on the
+//! implements (`runtime/metrics_source.rs`), so nothing here depends on the
 //! scheduler's insides.
 
 mod histogram;
 pub(crate) mod long_poll;
 #[cfg(feature = "tokio-compat")]
-mod tokio_compat;
+mod tokio_compat_metrics;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +20,7 @@ pub(crate) use histogram::Histogram;
 pub use histogram::LatencySnapshot;
 use long_poll::PollWatch;
 #[cfg(feature = "tokio-compat")]
-pub use tokio_compat::TokioCompatMetrics;
+pub use tokio_compat_metrics::TokioCompatMetrics;
 
 /// Counters one worker writes. Each has a single writer (its worker thread),
 /// so increments are a `Relaxed` load and store, not a locked RMW; readers

@@ -94,18 +94,4 @@ impl Core {
             .driver
             .park_paused(parker, self.index(), || shared.may_auto_advance(), cap)
     }
-
-    /// How long a worker that found the driver watched sleeps at most: until
-    /// the next timer while the clock runs (the watcher may stop watching
-    /// before then). With the clock paused it sleeps until woken, and first
-    /// wakes the watcher: this worker is now idle, which may be what the
-    /// auto-advance waits for.
-    pub(super) fn occupied_timeout(&self) -> Option<Duration> {
-        let driver = &self.shared().driver;
-        if driver.clock().is_paused() {
-            driver.unpark_watcher();
-            return None;
-        }
-        driver.time_to_next()
-    }
 }

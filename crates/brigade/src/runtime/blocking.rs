@@ -31,7 +31,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Handle, Shared, context};
+use super::handle::Handle;
+use super::{Shared, context};
 use crate::driver::Driver;
 use crate::sync::{Condvar, Mutex, lock, wait_timeout, wait_until};
 use crate::task::Runnable;

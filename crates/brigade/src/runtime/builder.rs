@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::Runtime;
 use super::idle::MAX_WORKERS;
 use crate::admission::ElasticConfig;
-pub use crate::yield_queue::rescue::DEFAULT_MAX_YIELD_DELAY;
+pub use crate::policy::DEFAULT_MAX_YIELD_DELAY;
 
 /// The environment variable that sets the default worker count.
 pub const WORKER_THREADS_ENV: &str = "BRIGADE_WORKER_THREADS";

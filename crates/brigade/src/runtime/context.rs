@@ -8,8 +8,11 @@
 //! tokio's `runtime/context/scoped.rs`). No guard is handed out, so nothing
 //! can outlive what it points to, be leaked with `mem::forget`, or be
 //! reordered past the end of its referent:
-//! - `WORKER`: the worker [`Core`] running on this thread, set by
-//!   [`run_worker`] around the worker loop, which borrows the `Core`.
+//! - `WORKER`: the worker running on this thread, set by [`run_worker`]
+//!   around the worker loop, which borrows it. An opaque pointer (a
+//!   [`Worker`] trait object): this file sits below the worker loop, since
+//!   the tasks and resources read it, and names no type of the loop's; the
+//!   loop reads its own `Core` back through `worker::with_current`.
 //! - `CURRENT_TASK` and `TASK_WAKER`: the header and the waker of the task
 //!   being polled, set by the task's own harness around the poll of the
 //!   user's future ([`poll_task`]), so a `&TaskMeta` exists only while that
@@ -45,13 +48,13 @@
 //! Neither points into a stack frame, so nothing can dangle.
 
 use std::cell::{Cell, RefCell};
+use std::ptr::NonNull;
 #[cfg(not(loom))]
 use std::sync::Arc;
 use std::task::Waker;
 
-use super::Handle;
+use super::handle::Handle;
 use super::idle;
-use super::worker::Core;
 #[cfg(not(loom))]
 use crate::driver::Driver;
 use crate::metrics::long_poll::PollWatch;
@@ -128,10 +131,59 @@ impl<T: 'static> Scoped<T> {
     }
 }
 
+/// What code below the scheduler may ask of the worker running on this
+/// thread: the worker loop's `Core` implements it, and is the only type
+/// that does (`worker::with_current` relies on that).
+pub(crate) trait Worker: std::any::Any {
+    /// Runs `f`, which may block, with a spare worker serving in this one's
+    /// place meanwhile (`task::block_in_place`).
+    fn block_in_place(&self, f: &mut dyn FnMut());
+}
+
+/// The thread-local pointer to the running worker (see the module docs):
+/// as [`Scoped`], for a trait object.
+struct WorkerSlot {
+    inner: Cell<Option<NonNull<dyn Worker>>>,
+}
+
+impl WorkerSlot {
+    const fn unset() -> Self {
+        WorkerSlot {
+            inner: Cell::new(None),
+        }
+    }
+
+    /// Points at `worker` while `f` runs, then restores the previous value,
+    /// also when `f` unwinds.
+    fn set<R>(&self, worker: &(dyn Worker + 'static), f: impl FnOnce() -> R) -> R {
+        struct Reset<'a> {
+            cell: &'a Cell<Option<NonNull<dyn Worker>>>,
+            previous: Option<NonNull<dyn Worker>>,
+        }
+        impl Drop for Reset<'_> {
+            fn drop(&mut self) {
+                self.cell.set(self.previous);
+            }
+        }
+        let _reset = Reset {
+            previous: self.inner.replace(Some(NonNull::from(worker))),
+            cell: &self.inner,
+        };
+        f()
+    }
+
+    /// Runs `f` with the worker, if one is set.
+    fn with<R>(&self, f: impl FnOnce(Option<&dyn Worker>) -> R) -> R {
+        // SAFETY: as in `Scoped::with`: the pointer is `None` or the
+        // `worker` of a `set` on this thread whose frame encloses this call.
+        f(self.inner.get().map(|worker| unsafe { worker.as_ref() }))
+    }
+}
+
 crate::sync::scheduler_thread_local! {
     static HANDLE: RefCell<Option<Handle>> = RefCell::new(None);
     static IN_BLOCK_ON: Cell<bool> = Cell::new(false);
-    static WORKER: Scoped<Core> = Scoped::unset();
+    static WORKER: WorkerSlot = WorkerSlot::unset();
     static CURRENT_TASK: Scoped<TaskMeta> = Scoped::unset();
     static TASK_WAKER: Scoped<Waker> = Scoped::unset();
     static POLL_WATCH: Scoped<PollWatch> = Scoped::unset();
@@ -145,6 +197,9 @@ std::thread_local! {
 #[cfg(loom)]
 crate::sync::scheduler_thread_local! {
     static SLOW_PATH_FORCED: Cell<bool> = Cell::new(false);
+    // Under loom, `IDLE_WORD` without its static default (loom's atomics
+    // cannot live in a `static`): unset off a worker.
+    static LOOM_IDLE_WORD: Scoped<crate::sync::AtomicUsize> = Scoped::unset();
 }
 
 /// `true` if `yield_if_busy()` can return at once: this thread is not a
@@ -153,21 +208,19 @@ crate::sync::scheduler_thread_local! {
 #[cfg(loom)]
 pub(crate) fn may_skip_yield() -> bool {
     !SLOW_PATH_FORCED.with(Cell::get)
-        && with_current_worker(|core| {
-            core.is_none_or(|core| {
-                // An `Acquire` read-modify-write, where the real fast path
-                // loads (`Relaxed`): loom lets a load in a loop read a stale
-                // value for ever, which no processor does, so an endless
-                // `yield_if_busy()` loop would never see shutdown's
-                // attention hold, nor then the flag set before it. Reading
-                // the latest value, and what was published with it, models
-                // the eventual visibility the real loop relies on.
-                let state = core
-                    .shared()
-                    .idle
-                    .state_word()
-                    .fetch_add(0, crate::sync::Ordering::Acquire);
-                idle::fast_path_may_continue(state)
+        && LOOM_IDLE_WORD.with(|word| {
+            word.with(|word| {
+                word.is_none_or(|word| {
+                    // An `Acquire` read-modify-write, where the real fast path
+                    // loads (`Relaxed`): loom lets a load in a loop read a stale
+                    // value for ever, which no processor does, so an endless
+                    // `yield_if_busy()` loop would never see shutdown's
+                    // attention hold, nor then the flag set before it. Reading
+                    // the latest value, and what was published with it, models
+                    // the eventual visibility the real loop relies on.
+                    let state = word.fetch_add(0, crate::sync::Ordering::Acquire);
+                    idle::fast_path_may_continue(state)
+                })
             })
         })
 }
@@ -229,9 +282,15 @@ pub(crate) fn with_slow_path_forced<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Runs `f` with the worker core running on this thread, if any.
-pub(crate) fn with_current_worker<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+/// Runs `f` with the worker running on this thread, if any (the loop
+/// itself reads its `Core` through `worker::with_current`).
+pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&dyn Worker>) -> R) -> R {
     WORKER.with(|worker| worker.with(f))
+}
+
+/// Whether a worker loop runs on this thread.
+pub(crate) fn on_worker() -> bool {
+    with_worker(|worker| worker.is_some())
 }
 
 /// Polls a task: makes `meta` the current task, and `waker` (the one its
@@ -360,28 +419,34 @@ pub(crate) fn run_in_context<R>(handle: Handle, f: impl FnOnce() -> R) -> R {
     with_handle(handle, false, f)
 }
 
-/// Runs the worker loop `f` with this thread made the worker running `core`.
-pub(crate) fn run_worker<R>(core: &Core, f: impl FnOnce() -> R) -> R {
-    let shared = core.shared();
+/// Runs the worker loop `f` with this thread made the worker running
+/// `worker`, of `handle`'s runtime, whose idle state word is `idle_word`
+/// and whose long-poll watch is `watch`.
+pub(crate) fn run_worker<R>(
+    worker: &(dyn Worker + 'static),
+    handle: Handle,
+    idle_word: &crate::sync::AtomicUsize,
+    watch: &PollWatch,
+    f: impl FnOnce() -> R,
+) -> R {
     #[cfg(not(loom))]
     let run = || {
-        WORKER.with(|worker| {
-            worker.set(core, || {
-                IDLE_WORD.with(|word| word.set(shared.idle.state_word(), f))
+        WORKER.with(|current| current.set(worker, || IDLE_WORD.with(|word| word.set(idle_word, f))))
+    };
+    #[cfg(loom)]
+    let run = || {
+        WORKER.with(|current| {
+            current.set(worker, || {
+                LOOM_IDLE_WORD.with(|word| word.set(idle_word, f))
             })
         })
     };
-    #[cfg(loom)]
-    let run = || WORKER.with(|worker| worker.set(core, f));
     // Yield points bump the watch for the long-poll detector and for
     // compensation, which both need to tell stretches apart.
     // It also counts fast-path calls for the amortised idle check, so it is
     // set on every worker.
-    let with_watch = || {
-        let watch = &shared.metrics.worker(core.index()).watch;
-        POLL_WATCH.with(|current| current.set(watch, run))
-    };
-    with_handle(core.handle(), false, with_watch)
+    let with_watch = || POLL_WATCH.with(|current| current.set(watch, run));
+    with_handle(handle, false, with_watch)
 }
 
 /// Runs `f` on a blocking-pool thread of `handle`'s runtime.
@@ -396,7 +461,7 @@ pub(crate) fn run_blocking<R>(handle: Handle, f: impl FnOnce() -> R) -> R {
 /// would stall the worker (or deadlock a runtime waiting on itself).
 #[track_caller]
 pub(crate) fn run_block_on<R>(handle: Handle, f: impl FnOnce() -> R) -> R {
-    let on_worker = with_current_worker(|core| core.is_some());
+    let on_worker = on_worker();
     if on_worker || IN_BLOCK_ON.with(Cell::get) {
         panic!(
             "cannot call `block_on` from inside a brigade runtime: this thread is already \

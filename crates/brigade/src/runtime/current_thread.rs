@@ -253,7 +253,7 @@ fn drive<F: Future>(
         shared,
     };
     let core = guard.core.as_ref().expect("just set");
-    super::context::run_worker(core, || core.drive_block_on(future))
+    core.enter(|| core.drive_block_on(future))
 }
 
 /// Polls `future` on this thread, without the worker, parking the thread

@@ -1,5 +1,8 @@
-//! tokio's builder constructors and driver switches on brigade's
-//! [`Builder`], so that `tokio::runtime::Builder` code ports by renaming.
+//! tokio's builder constructors, driver switches and thread hooks on
+//! brigade's [`Builder`], so that `tokio::runtime::Builder` code ports by
+//! renaming. (The hooks' calls are in `thread_hooks.rs`.)
+
+use std::sync::Arc;
 
 use super::Builder;
 
@@ -103,6 +106,66 @@ impl Builder {
 
     /// Does nothing: timers always work. See [`enable_all`](Self::enable_all).
     pub fn enable_time(&mut self) -> &mut Self {
+        self
+    }
+}
+
+impl Builder {
+    /// Runs `hook` on each thread the runtime starts, before it runs any
+    /// task or closure: every worker, every spare worker (compensation,
+    /// [`block_in_place`](crate::task::block_in_place)) and every
+    /// blocking-pool thread (`spawn_blocking`), as tokio runs it on its
+    /// workers and blocking threads. Use it to pin threads to CPUs or set
+    /// up thread-locals. The runtime's context is entered while it runs
+    /// ([`Handle::current`](super::Handle::current) works). A panic in the hook is logged and the
+    /// thread serves anyway.
+    ///
+    /// Threads are started when the runtime is built (workers), on demand
+    /// (spares, blocking threads) and again after an idle one exits
+    /// ([`thread_keep_alive`](Self::thread_keep_alive)), so count on one
+    /// call per thread, not a fixed number of calls.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let counter = started.clone();
+    /// let rt = brigade::runtime::Builder::new_multi_thread()
+    ///     .worker_threads(2)
+    ///     .on_thread_start(move || {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()?;
+    /// // Each worker calls it as it starts; wait for the second one.
+    /// rt.block_on(async {
+    ///     while started.load(Ordering::SeqCst) < 2 {
+    ///         brigade::time::sleep(std::time::Duration::from_millis(1)).await;
+    ///     }
+    /// });
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn on_thread_start<F>(&mut self, hook: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.thread_hooks.start = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` on each thread that [`on_thread_start`](Self::on_thread_start)
+    /// ran on, as it stops: a worker at shutdown, a spare or blocking-pool
+    /// thread when it exits after idling (or at shutdown). The runtime's
+    /// context is entered while it runs; a panic in it is logged. A thread
+    /// abandoned by [`Runtime::shutdown_timeout`](super::Runtime::shutdown_timeout)
+    /// calls it when its poll or closure ends, if the process still runs.
+    pub fn on_thread_stop<F>(&mut self, hook: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.thread_hooks.stop = Some(Arc::new(hook));
         self
     }
 }

@@ -133,7 +133,7 @@ impl Idle {
         assert!(num_workers <= num_slots && num_slots <= MAX_WORKERS);
         Idle {
             state: AtomicUsize::new(0),
-            max_searching: num_workers.max(2).div_ceil(2),
+            max_searching: crate::policy::max_searching(num_workers),
             sleepers: Mutex::new(Vec::with_capacity(num_slots)),
             parkers: (0..num_slots).map(|_| Parker::new()).collect(),
             wake_driver,

@@ -43,13 +43,15 @@ pub(crate) mod context;
 pub(crate) mod current_thread;
 mod enter;
 mod flavor;
+mod handle;
 pub(crate) mod idle;
-mod metrics;
+mod metrics_source;
 #[cfg(not(loom))]
 mod monitor;
-mod run_next;
+mod run_next_slot;
 mod shared;
 mod shutdown;
+mod shutdown_state;
 mod start;
 mod task_host;
 pub(crate) mod thread_cpu;
@@ -58,31 +60,29 @@ mod thread_hooks;
 mod tokio_compat;
 pub(crate) mod worker;
 
-#[cfg(all(test, not(loom)))]
-mod crowded_host_tests;
 #[cfg(all(test, loom))]
 mod loom_models;
 #[cfg(all(test, not(loom)))]
-mod spawn_notify_tests;
+mod tests;
 
 use std::future::Future;
-use std::panic::Location;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
+pub use crate::task::spawn::{spawn, spawn_blocking, spawn_elastic};
 pub use builder::{
     BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
     DEFAULT_MAX_YIELD_DELAY, WORKER_THREADS_ENV,
 };
 pub use enter::{EnterGuard, TryCurrentError};
+pub use handle::Handle;
 pub(crate) use shared::Shared;
-// `worker.rs` names the spare threads `super::spare` (`block_in_place`).
 
 use crate::driver::Driver;
 pub use crate::metrics::RuntimeMetrics;
 use crate::sync::thread::{self, Thread};
-use crate::task::{JoinHandle, TaskClass};
+use crate::task::JoinHandle;
 use shutdown::WorkerThreads;
 
 /// A brigade runtime: a pool of worker threads running async tasks, a
@@ -115,25 +115,6 @@ use shutdown::WorkerThreads;
 pub struct Runtime {
     handle: Handle,
     workers: Option<WorkerThreads>,
-}
-
-/// A cheap, clonable reference to a runtime, usable from any thread to
-/// spawn tasks or block on futures.
-///
-/// # Examples
-///
-/// ```
-/// let rt = brigade::Runtime::new()?;
-/// let handle = rt.handle().clone();
-/// let from_thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 7 })))
-///     .join()
-///     .unwrap();
-/// assert_eq!(from_thread.unwrap(), 7);
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[derive(Clone)]
-pub struct Handle {
-    pub(crate) shared: Arc<Shared>,
 }
 
 impl Runtime {
@@ -332,67 +313,6 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Handle {
-    /// The handle of the runtime this thread is in.
-    ///
-    /// # Panics
-    /// Outside a runtime (not a worker, blocking-pool thread or `block_on`).
-    /// See [`try_current`](Self::try_current).
-    ///
-    /// # Examples
-    ///
-    /// Hand the runtime to a plain thread that needs to spawn onto it:
-    ///
-    /// ```
-    /// let rt = brigade::Runtime::new()?;
-    /// let answer = rt.block_on(async {
-    ///     let handle = brigade::Handle::current();
-    ///     let thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 42 })));
-    ///     brigade::spawn_blocking(move || thread.join().unwrap())
-    ///         .await
-    ///         .unwrap()
-    /// });
-    /// assert_eq!(answer.unwrap(), 42);
-    /// assert!(brigade::Handle::try_current().is_err()); // outside again
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn current() -> Handle {
-        context::with_current("brigade::Handle::current", Handle::clone)
-    }
-
-    /// Spawns a task on this runtime. See [`spawn`].
-    #[track_caller]
-    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.shared
-            .spawn(future, Location::caller(), TaskClass::Auto)
-    }
-
-    /// Spawns an elastic task on this runtime. See [`spawn_elastic`].
-    #[track_caller]
-    pub fn spawn_elastic<F>(&self, future: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.shared
-            .spawn(future, Location::caller(), TaskClass::Elastic)
-    }
-
-    /// Runs a blocking closure on the blocking pool. See
-    /// [`spawn_blocking`].
-    #[track_caller]
-    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        self.shared.spawn_blocking(f, Location::caller())
-    }
-
     /// Runs `future` to completion on the calling thread. See
     /// [`Runtime::block_on`].
     #[track_caller]
@@ -410,14 +330,6 @@ impl Handle {
     /// This runtime's metrics.
     pub fn metrics(&self) -> RuntimeMetrics {
         RuntimeMetrics::new(self.shared.clone())
-    }
-}
-
-impl std::fmt::Debug for Handle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handle")
-            .field("workers", &self.shared.num_workers())
-            .finish()
     }
 }
 
@@ -530,134 +442,4 @@ impl Wake for ThreadSignal {
             self.thread.unpark();
         }
     }
-}
-
-/// Spawns a task on the current runtime and returns its [`JoinHandle`].
-///
-/// The task starts running on a worker at once, whether or not the handle
-/// is awaited; dropping the handle detaches it. (On a current-thread
-/// runtime it runs when the thread in `block_on` gets to it: once the
-/// spawning future awaits; see [`Builder::new_current_thread`].)
-///
-/// # Panics
-/// Outside a runtime context (a task, `Runtime::block_on`, or a
-/// `spawn_blocking` closure). Use [`Handle::spawn`] from other threads.
-///
-/// # Examples
-///
-/// ```
-/// let rt = brigade::Runtime::new()?;
-/// let total = rt.block_on(async {
-///     let tasks: Vec<_> = (1..=10u64).map(|n| brigade::spawn(async move { n * n })).collect();
-///     let mut total = 0;
-///     for task in tasks {
-///         total += task.await.unwrap();
-///     }
-///     total
-/// });
-/// assert_eq!(total, 385);
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[track_caller]
-pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let location = Location::caller();
-    context::with_current("brigade::spawn", |handle| {
-        handle.shared.spawn(future, location, TaskClass::Auto)
-    })
-}
-
-/// Runs a blocking closure on the current runtime's blocking pool, so it
-/// never occupies a worker, and returns its [`JoinHandle`].
-///
-/// # When no thread can start
-/// If the pool needs a new thread and the OS refuses one (`RLIMIT_NPROC`,
-/// or `pthread_create` failing with `EAGAIN`), the closure waits in the
-/// pool's queue for one of its running threads to free up. If the pool has
-/// no thread at all, nobody would run it: it is cancelled instead, dropped
-/// unrun, and the handle returns a [`JoinError`](crate::JoinError)
-/// whose `is_cancelled()` is true. Either way a warning is logged, once per
-/// spell of failures.
-///
-/// # Panics
-/// Outside a runtime context, like [`spawn`].
-///
-/// # Examples
-///
-/// ```
-/// let rt = brigade::Runtime::new()?;
-/// let contents = rt.block_on(async {
-///     brigade::spawn_blocking(|| std::fs::read_to_string("Cargo.toml")).await
-/// });
-/// assert!(contents.unwrap().is_ok());
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[track_caller]
-pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
-where
-    F: FnOnce() -> R + Send + 'static,
-    R: Send + 'static,
-{
-    let location = Location::caller();
-    context::with_current("brigade::spawn_blocking", |handle| {
-        handle.shared.spawn_blocking(f, location)
-    })
-}
-
-/// Spawns an **elastic** task on the current runtime: background work whose
-/// CPU use is throttled by the runtime's elastic admission controller.
-///
-/// An elastic task runs on grants of CPU time taken from a token bucket whose
-/// refill rate follows the runtime's p99 scheduling latency (see
-/// [`ElasticConfig`](crate::ElasticConfig)): while foreground tasks are
-/// scheduled promptly the limit rises towards `max_utilization`; when the p99
-/// exceeds the target it falls, and elastic tasks wait in an admission queue
-/// (off the workers) for tokens. Inside an elastic task,
-/// [`yield_if_busy`](crate::yield_if_busy) also gives way when the task has
-/// used its grant, sending it back through admission.
-///
-/// An elastic task that spends more than half a grant in stretches longer
-/// than the latency target between yield points is *coarse*: at most
-/// `workers − 1` coarse polls run at once (at least one), so a worker stays
-/// free for foreground tasks whatever the limit. Elastic tasks that yield
-/// often are not capped and can use every worker.
-///
-/// Use it for bulk work (imports, index builds, compaction) *in addition to*
-/// `yield_if_busy().await`: yield points keep latency low between them, and
-/// admission catches work whose yield points are too far apart.
-///
-/// # Panics
-/// Outside a runtime context, like [`spawn`].
-///
-/// # Examples
-///
-/// ```
-/// let rt = brigade::Runtime::new()?;
-/// let rows = rt.block_on(async {
-///     brigade::spawn_elastic(async {
-///         let mut rows = 0u64;
-///         for _ in 0..10_000 {
-///             rows += 1; // import one row
-///             brigade::yield_if_busy().await;
-///         }
-///         rows
-///     })
-///     .await
-/// });
-/// assert_eq!(rows.unwrap(), 10_000);
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[track_caller]
-pub fn spawn_elastic<F>(future: F) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let location = Location::caller();
-    context::with_current("brigade::spawn_elastic", |handle| {
-        handle.shared.spawn(future, location, TaskClass::Elastic)
-    })
 }

@@ -208,12 +208,14 @@ impl Monitor {
             self.shared.idle.notify_spare(compensation.first_spare());
         }
         if let Some(threshold) = self.shared.config.compensation_threshold {
+            let shared = &self.shared;
             let short = decide::compensate(
-                &self.shared,
+                shared,
                 detector.running(),
                 threshold,
                 &mut self.judge,
                 now,
+                &mut |reason| super::worker::spares::start_spares(shared, reason),
             );
             if short && !self.warned_no_spare {
                 tracing::warn!(

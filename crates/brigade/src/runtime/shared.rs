@@ -14,10 +14,9 @@ use crossbeam_utils::CachePadded;
 
 use super::blocking::BlockingPool;
 use super::compensation::Compensation;
-use super::context;
 use super::idle::Idle;
-use super::run_next::RunNext;
-use super::shutdown::{self, ShutdownState};
+use super::run_next_slot::RunNext;
+use super::shutdown_state::{self, ShutdownState};
 use super::worker::Core;
 use super::worker::step_aside::BackgroundTurn;
 use crate::admission::Admission;
@@ -42,7 +41,7 @@ pub(crate) struct Shared {
     /// `runtime/compensation/`).
     pub(crate) stealers: Box<[Stealer<Runnable>]>,
     /// One per worker slot, as `stealers`: the task each worker runs next
-    /// (`run_next.rs`).
+    /// (`run_next_slot.rs`).
     pub(crate) run_next: Box<[CachePadded<RunNext>]>,
     /// Spare workers for stuck ones.
     pub(crate) compensation: Compensation<LocalQueue<Runnable>>,
@@ -299,7 +298,7 @@ impl Shared {
         woken_while_running: bool,
         spawned: bool,
     ) -> Result<(), Runnable> {
-        let notify = context::with_current_worker(|core| match core {
+        let notify = super::worker::with_current(|core| match core {
             Some(core) if std::ptr::eq(&**core.shared(), self) => {
                 if spawned {
                     self.metrics.worker(core.index()).count_spawn();
@@ -423,7 +422,7 @@ impl Shared {
     pub(crate) fn after_shared_push(&self) {
         self.idle.notify_one();
         if self.shutdown.is_set_after_push() {
-            shutdown::drain_queues(self);
+            shutdown_state::drain_queues(self);
         }
     }
 
@@ -472,7 +471,7 @@ impl Shared {
 
     /// Whether the injector or any worker's deque holds a task, or a
     /// worker's run-next slot an open one (an unopened task is its
-    /// worker's to run: `run_next.rs`).
+    /// worker's to run: `run_next_slot.rs`).
     fn has_queued_tasks(&self) -> bool {
         !self.injector.is_empty()
             || self

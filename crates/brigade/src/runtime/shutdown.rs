@@ -3,9 +3,9 @@
 //! Dropping a [`Runtime`](super::Runtime) (or calling `shutdown_timeout`)
 //! runs [`shut_down`], on the dropping thread, in these steps:
 //!
-//! 1. **Flag.** [`ShutdownState::begin`] sets the shutdown flag (`SeqCst`).
+//! 1. **Flag.** [`ShutdownState::begin`](super::shutdown_state::ShutdownState::begin) sets the shutdown flag (`SeqCst`).
 //!    From here on the schedule hook, once it sees the flag, queues no
-//!    woken task: it hands it to [`ShutdownState::cancel_later`]. (A push
+//!    woken task: it hands it to [`ShutdownState::cancel_later`](super::shutdown_state::ShutdownState::cancel_later). (A push
 //!    that raced with the store is caught by the push-then-check protocol,
 //!    step 5.)
 //! 2. **Attention.** The idle state word takes an attention hold for good
@@ -30,14 +30,14 @@
 //!    stopped: without a deadline the wait lasts as long as that poll.
 //! 5. **Shared queues.** The injector, the yield queue (whose deferred
 //!    wake-ups are woken) and the admission queue are emptied into the
-//!    set-aside list ([`drain_queues`]). A push that races with this (a
+//!    set-aside list (`shutdown_state::drain_queues`). A push that races with this (a
 //!    foreign thread's wake, a yield or an elastic task queued for
 //!    admission) follows the push-then-check protocol on
-//!    [`ShutdownState`], so no task stays in a queue nobody will drain.
+//!    `ShutdownState` (`shutdown_state.rs`), so no task stays in a queue nobody will drain.
 //! 6. **Everything else.** The registry is closed (a spawn from now on
 //!    cancels its task at once) and every task still alive is woken: tasks
 //!    pending on I/O, timers, channels or nothing at all are set aside too.
-//! 7. **Drop.** [`ShutdownState::drop_cancelled`] drops the set-aside
+//! 7. **Drop.** [`ShutdownState::drop_cancelled`](super::shutdown_state::ShutdownState::drop_cancelled) drops the set-aside
 //!    tasks' futures, holding no lock (a destructor may wake other tasks,
 //!    which are set aside and dropped in the next round), until none is
 //!    left. Then the list closes: a task woken later, by a waker that
@@ -70,135 +70,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Shared;
+use super::shutdown_state::drain_queues;
 use crate::sync::thread;
-use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, fence, lock, wait_until};
-use crate::task::Runnable;
-
-/// The shutdown flag and the tasks set aside to be dropped.
-///
-/// ## The push-then-check protocol
-/// The flag is set once (`SeqCst`, step 1) before the shutting-down thread
-/// drains the shared queues (step 5). Whoever pushes into a shared queue
-/// (the injector, the yield queue, the admission queue) reads the flag
-/// with [`is_set_after_push`](Self::is_set_after_push) *after* its push
-/// and, if it is set, drains the queues itself. The push and the drain are
-/// ordered by `SeqCst` fences or the queue's lock, so whichever of the two
-/// comes second sees the other: no task is left in a queue that nobody will
-/// drain (it would also keep the runtime's shared state alive through its
-/// schedule closure).
-pub(crate) struct ShutdownState {
-    flag: AtomicBool,
-    cancelled: Mutex<Cancelled>,
-}
-
-/// See [`ShutdownState::cancel_later`].
-#[derive(Default)]
-struct Cancelled {
-    runnables: Vec<Runnable>,
-    /// Set by the shutdown's final `drop_cancelled`: later tasks are
-    /// dropped at once.
-    closed: bool,
-}
-
-impl ShutdownState {
-    pub(crate) fn new() -> Self {
-        ShutdownState {
-            flag: AtomicBool::new(false),
-            cancelled: Mutex::new(Cancelled::default()),
-        }
-    }
-
-    /// Whether shutdown has begun.
-    #[cfg(not(loom))]
-    pub(crate) fn is_set(&self) -> bool {
-        self.flag.load(Ordering::Acquire)
-    }
-
-    /// Whether shutdown has begun: under loom a read-modify-write, which
-    /// reads the latest value. The loops that poll the flag (the worker
-    /// loop, `yield_if_busy()`'s slow path) rely on the flag becoming
-    /// visible eventually, which every processor guarantees and loom does
-    /// not model (it lets a load in a loop read a stale value for ever).
-    /// Protocols that need more than that read the flag with
-    /// [`is_set_after_push`](Self::is_set_after_push).
-    #[cfg(loom)]
-    pub(crate) fn is_set(&self) -> bool {
-        self.flag.fetch_or(false, Ordering::Acquire)
-    }
-
-    /// Whether shutdown has begun, read after a push into a shared queue
-    /// (see the protocol on the type).
-    pub(crate) fn is_set_after_push(&self) -> bool {
-        self.flag.load(Ordering::SeqCst)
-    }
-
-    /// Step 1: sets the flag.
-    fn begin(&self) {
-        // A swap rather than a store: the same `SeqCst` write, which loom
-        // 0.7 also orders before the read-modify-writes of `is_set` under
-        // loom (after a plain `SeqCst` store its models let such a read
-        // miss the flag, even one that synchronised with this thread).
-        self.flag.swap(true, Ordering::SeqCst);
-    }
-
-    /// Cancels a task after shutdown began: it will be dropped, never run.
-    ///
-    /// Not dropped here, though: this runs inside `Waker::wake` (through
-    /// `schedule`), whose caller may hold a lock that the task's destructor
-    /// takes too. h2 does exactly that: dropping one of its stream handles
-    /// locks the connection's stream state and wakes the connection task;
-    /// dropping that task on the spot locks the same mutex again and
-    /// deadlocks the shutdown. So the task waits here until step 7, which
-    /// holds no lock while dropping. After that, tasks woken by threads
-    /// outside the runtime are dropped at once, as there is nobody left to
-    /// drop them.
-    pub(crate) fn cancel_later(&self, runnable: Runnable) {
-        let mut cancelled = lock(&self.cancelled);
-        if cancelled.closed {
-            drop(cancelled);
-            drop(runnable);
-        } else {
-            cancelled.runnables.push(runnable);
-        }
-    }
-
-    /// Step 7: drops the set-aside tasks, and any their destructors wake,
-    /// until none is left; then closes the list.
-    fn drop_cancelled(&self) {
-        loop {
-            let batch = {
-                let mut cancelled = lock(&self.cancelled);
-                if cancelled.runnables.is_empty() {
-                    cancelled.closed = true;
-                    return;
-                }
-                std::mem::take(&mut cancelled.runnables)
-            };
-            drop(batch);
-        }
-    }
-}
-
-/// Step 5: moves every task in the shared queues to the set-aside list.
-/// Also called by a pusher that finds the flag set after its push.
-pub(crate) fn drain_queues(shared: &Shared) {
-    // Orders the flag's store (step 1) before the look at the queues, for
-    // the shutting-down thread, as the pushers' fences do for them (see
-    // `ShutdownState`), without relying on the queue's own fences.
-    fence(Ordering::SeqCst);
-    while let Some(runnable) = crate::sync::injector_pop(&shared.injector) {
-        shared.shutdown.cancel_later(runnable);
-    }
-    // Deferred wake-ups: waking one schedules its task into a runtime that
-    // is shutting down, which sets it aside. Background tasks are set
-    // aside directly.
-    shared
-        .yield_queue
-        .drain(|runnable| shared.shutdown.cancel_later(runnable));
-    for runnable in shared.admission.take_waiting() {
-        shared.shutdown.cancel_later(runnable);
-    }
-}
+use crate::sync::{Condvar, Mutex, lock, wait_until};
 
 /// The runtime's threads, as [`shut_down`] needs them.
 pub(super) struct WorkerThreads {
@@ -259,7 +133,7 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
 /// Step 4 for spare worker threads (`compensation/spare.rs`): waits until they have
 /// exited, except the calling thread if it is one of them.
 fn wait_spares_stopped(shared: &Shared, deadline: Option<Instant>) -> bool {
-    let own = super::context::with_current_worker(|core| {
+    let own = super::worker::with_current(|core| {
         core.is_some_and(|core| {
             std::ptr::eq(&**core.shared(), shared) && shared.compensation.is_spare(core.index())
         })

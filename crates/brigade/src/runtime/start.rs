@@ -188,8 +188,13 @@ fn new_shared(
     let shared = Arc::new(shared);
     #[cfg(feature = "tokio-compat")]
     if builder.tokio_compat {
-        let compat = super::tokio_compat::TokioCompat::start(builder, Arc::downgrade(&shared))
-            .map_err(BuildError::tokio_compat_failed)?;
+        let compat = super::tokio_compat::TokioCompat::start(
+            builder.tokio_compat_threads,
+            &builder.thread_name,
+            builder.thread_stack_size,
+            Arc::downgrade(&shared),
+        )
+        .map_err(BuildError::tokio_compat_failed)?;
         // Nothing else sets it: this state was created just above.
         let _ = shared.tokio_compat.set(compat);
     }

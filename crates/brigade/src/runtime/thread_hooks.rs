@@ -1,5 +1,6 @@
-//! `Builder::on_thread_start` / `on_thread_stop`: user code run on every
-//! thread the runtime starts to run tasks or closures on.
+//! The thread hooks (`Builder::on_thread_start` / `on_thread_stop`, set in
+//! `flavor.rs`): user code run on every thread the runtime starts to run
+//! tasks or closures on.
 //!
 //! Each such thread (a worker, a spare worker, a blocking-pool thread)
 //! runs its body through [`run_thread`]: the start hook, the body, then the
@@ -15,16 +16,17 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use super::{Builder, Handle, Shared, context};
+use super::handle::Handle;
+use super::{Shared, context};
 
 /// A hook, shared by every thread that calls it.
-type Hook = Arc<dyn Fn() + Send + Sync + 'static>;
+pub(super) type Hook = Arc<dyn Fn() + Send + Sync + 'static>;
 
 /// The builder's thread hooks (in `SchedulerConfig` once built).
 #[derive(Clone, Default)]
 pub(crate) struct ThreadHooks {
-    start: Option<Hook>,
-    stop: Option<Hook>,
+    pub(super) start: Option<Hook>,
+    pub(super) stop: Option<Hook>,
 }
 
 impl fmt::Debug for ThreadHooks {
@@ -62,65 +64,5 @@ fn call(shared: &Arc<Shared>, hook: Option<&Hook>, name: &str) {
             hook = name,
             "a thread hook panicked; the thread runs on"
         );
-    }
-}
-
-impl Builder {
-    /// Runs `hook` on each thread the runtime starts, before it runs any
-    /// task or closure: every worker, every spare worker (compensation,
-    /// [`block_in_place`](crate::task::block_in_place)) and every
-    /// blocking-pool thread (`spawn_blocking`), as tokio runs it on its
-    /// workers and blocking threads. Use it to pin threads to CPUs or set
-    /// up thread-locals. The runtime's context is entered while it runs
-    /// ([`Handle::current`] works). A panic in the hook is logged and the
-    /// thread serves anyway.
-    ///
-    /// Threads are started when the runtime is built (workers), on demand
-    /// (spares, blocking threads) and again after an idle one exits
-    /// ([`thread_keep_alive`](Self::thread_keep_alive)), so count on one
-    /// call per thread, not a fixed number of calls.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    ///
-    /// let started = Arc::new(AtomicUsize::new(0));
-    /// let counter = started.clone();
-    /// let rt = brigade::runtime::Builder::new_multi_thread()
-    ///     .worker_threads(2)
-    ///     .on_thread_start(move || {
-    ///         counter.fetch_add(1, Ordering::SeqCst);
-    ///     })
-    ///     .build()?;
-    /// // Each worker calls it as it starts; wait for the second one.
-    /// rt.block_on(async {
-    ///     while started.load(Ordering::SeqCst) < 2 {
-    ///         brigade::time::sleep(std::time::Duration::from_millis(1)).await;
-    ///     }
-    /// });
-    /// # Ok::<(), brigade::BuildError>(())
-    /// ```
-    pub fn on_thread_start<F>(&mut self, hook: F) -> &mut Self
-    where
-        F: Fn() + Send + Sync + 'static,
-    {
-        self.thread_hooks.start = Some(Arc::new(hook));
-        self
-    }
-
-    /// Runs `hook` on each thread that [`on_thread_start`](Self::on_thread_start)
-    /// ran on, as it stops: a worker at shutdown, a spare or blocking-pool
-    /// thread when it exits after idling (or at shutdown). The runtime's
-    /// context is entered while it runs; a panic in it is logged. A thread
-    /// abandoned by [`Runtime::shutdown_timeout`](super::Runtime::shutdown_timeout)
-    /// calls it when its poll or closure ends, if the process still runs.
-    pub fn on_thread_stop<F>(&mut self, hook: F) -> &mut Self
-    where
-        F: Fn() + Send + Sync + 'static,
-    {
-        self.thread_hooks.stop = Some(Arc::new(hook));
-        self
     }
 }

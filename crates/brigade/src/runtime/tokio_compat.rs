@@ -76,7 +76,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
-use super::{Builder, Handle, Shared, context};
+use super::handle::Handle;
+use super::{Shared, context};
 use crate::sync::{Mutex, lock};
 
 /// The `tracing` target of the first-spawn event.
@@ -94,13 +95,19 @@ pub(crate) struct TokioCompat {
 }
 
 impl TokioCompat {
-    /// Starts the tokio runtime: `builder.tokio_compat_threads` worker
+    /// Starts the tokio runtime: `threads` worker
     /// threads (named by [`compat_thread_name`]), I/O, time and signal
     /// drivers enabled, every thread in the context of the brigade runtime
     /// whose state `brigade` points at.
-    pub(crate) fn start(builder: &Builder, brigade: Weak<Shared>) -> std::io::Result<Self> {
-        let threads = builder.tokio_compat_threads;
-        let base_name = builder.thread_name.clone();
+    /// `thread_name` and `stack_size` are the brigade runtime's
+    /// (`Builder::thread_name`, `Builder::thread_stack_size`).
+    pub(crate) fn start(
+        threads: usize,
+        thread_name: &str,
+        stack_size: Option<usize>,
+        brigade: Weak<Shared>,
+    ) -> std::io::Result<Self> {
+        let base_name = thread_name.to_owned();
         let next_index = AtomicUsize::new(0);
         let first_spawn = Arc::new(FirstSpawn::new(threads, base_name.clone()));
         let on_unpark = first_spawn.clone();
@@ -119,7 +126,7 @@ impl TokioCompat {
             .on_thread_park(move || first_spawn.check())
             .on_thread_unpark(move || on_unpark.check())
             .enable_all();
-        if let Some(size) = builder.thread_stack_size {
+        if let Some(size) = stack_size {
             tokio.thread_stack_size(size);
         }
         let runtime = tokio.build()?;

@@ -51,13 +51,15 @@ where
     F: FnOnce() -> R,
 {
     let mut f = Some(f);
-    let on_worker = context::with_current_worker(|core| {
-        let core = core?;
-        let f = f.take()?;
-        Some(core.block_in_place(f))
+    let mut output = None;
+    context::with_worker(|worker| {
+        if let Some(worker) = worker {
+            worker.block_in_place(&mut || output = f.take().map(|f| f()));
+        }
     });
-    match on_worker {
-        Some(result) => result,
+    match output {
+        Some(output) => output,
+        // Not on a worker: nothing to hand off.
         None => (f.take().expect("f runs once"))(),
     }
 }

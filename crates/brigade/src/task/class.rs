@@ -94,15 +94,8 @@ pub enum TaskClass {
     Elastic,
 }
 
-/// How many self-wakes in a row demote an [`TaskClass::Auto`] task.
-///
-/// Four: a request handler that yields once or twice while serving one
-/// request stays foreground, while a loop around `yield_now()` is demoted
-/// after its fourth unit. Demoting early costs little (a demoted task only
-/// steps aside while other work waits, and its next external wake promotes
-/// it); demoting late lets each of its units queue ahead of foreground tasks
-/// woken after it.
-pub(crate) const DEMOTE_AFTER: u32 = 4;
+/// A2 of the policy (`policy.rs`): self-wakes in a row that demote.
+pub(crate) use crate::policy::DEMOTE_AFTER;
 
 /// A task's class and the state that class needs (in `TaskMeta`).
 pub(crate) enum Policy {
@@ -152,7 +145,7 @@ impl Policy {
     }
 
     /// Whether a wake of the task by another task may put it in its
-    /// worker's run-next slot (`runtime/run_next.rs`): foreground work
+    /// worker's run-next slot (`runtime/run_next_slot.rs`): foreground work
     /// only. A background or elastic task takes its turn at the back of
     /// the deque, behind the work already queued there.
     #[inline]

@@ -18,7 +18,6 @@
 
 mod abort;
 mod block_in_place;
-mod builder;
 mod cancel;
 pub(crate) mod class;
 pub(crate) mod harness;
@@ -29,7 +28,10 @@ mod join_set;
 #[cfg(not(loom))]
 mod local;
 pub(crate) mod registry;
+pub(crate) mod spawn;
+mod task_builder;
 pub(crate) mod task_ref;
+pub(crate) mod yield_now;
 
 use std::panic::Location;
 use std::sync::Arc;
@@ -37,16 +39,16 @@ use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
 pub use abort::AbortHandle;
 pub use block_in_place::block_in_place;
-pub use builder::Builder;
 pub use class::TaskClass;
 pub use id::{Id, id, try_id};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
+pub use task_builder::Builder;
 // tokio's paths: `tokio::task::{spawn, spawn_blocking, yield_now}`.
-pub use crate::coop::yield_now;
-pub use crate::runtime::{spawn, spawn_blocking};
 #[cfg(not(loom))]
 pub use local::{LocalSet, RunUntil, spawn_local};
+pub use spawn::{spawn, spawn_blocking};
+pub use yield_now::yield_now;
 
 use crate::admission::ElasticState;
 use crate::yield_queue::YieldState;

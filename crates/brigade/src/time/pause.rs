@@ -109,7 +109,7 @@ pub async fn advance(duration: Duration) {
     }
     driver.time.process();
     drop(driver);
-    let on_worker = context::with_current_worker(|core| core.is_some());
+    let on_worker = context::on_worker();
     if on_worker {
         // Woken from here, the timers' tasks are in this worker's deque or
         // the injector, and a self-wake makes this worker look there first
@@ -121,7 +121,7 @@ pub async fn advance(duration: Duration) {
         // on the workers, and the caller must not go on before they have
         // had their turn. A task spawned now queues behind them, so once it
         // has run, a one-worker runtime has polled every one of them.
-        let _ = crate::spawn(async {}).await;
+        let _ = crate::task::spawn(async {}).await;
     }
 }
 

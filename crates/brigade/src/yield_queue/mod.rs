@@ -44,20 +44,8 @@ pub(crate) use entry::{DeferredWake, Entry, Waiting, YieldState};
 use stamped::StampedQueue;
 
 use crate::epoch::epoch_start;
+use crate::policy::OWNER_GRACE_NANOS;
 use crate::task::Runnable;
-
-/// How long a lone entry in a worker's shard is left for that worker to take
-/// back before another worker takes it (`YieldQueue::may_take`): 2^18 ns
-/// (8 epochs, about a quarter of a millisecond), several times what a worker
-/// takes to run the request it stepped aside for. (2^20 ns served `kv` no
-/// better and let a crowded host's sleeping worker sleep longer:
-/// `mixed_load` with a busy neighbour had more rounds with a high p99.)
-/// Under loom, whose waits never time out, 0: the models keep the rule
-/// that lets any worker take any entry.
-#[cfg(not(loom))]
-pub(crate) const OWNER_GRACE_NANOS: u64 = 1 << 18;
-#[cfg(loom)]
-pub(crate) const OWNER_GRACE_NANOS: u64 = 0;
 
 /// The queue of tasks that stepped aside: one shard per worker slot.
 ///
@@ -167,9 +155,9 @@ impl YieldQueue {
     /// all. A worker does so once per epoch (`Core::take_back_yielded`):
     /// the rule is about heads older by more than an epoch, so looking more
     /// often changes little, and each look reads every shard's head, a cache
-    /// line its own worker writes at each push and pop (with 16 workers
-    /// that read, at every turn through the queue, made the queue scale
-    /// worse than tokio; docs/results.md's scaling table). Without it, the
+    /// line its own worker writes at each push and pop: at every turn
+    /// through the queue, that read would stop the queue scaling with the
+    /// workers (docs/results.md's scaling table). Without it, the
     /// own shard's head goes first, and the oldest elsewhere only when the
     /// own shard is empty.
     pub(crate) fn pop_for(&self, slot: usize, look_elsewhere: bool, now: u64) -> Option<Waiting> {
@@ -198,11 +186,10 @@ impl YieldQueue {
     /// is done. Taking it from another worker moves the background task
     /// between threads, and with it the roles the OS has settled: the
     /// thread that ran the background job without sleeping and the one that
-    /// slept and woke for each request. `kv` under a fixed request rate, 2
-    /// workers, moved its snapshot between the threads 100 to 300 times a
-    /// second; both threads stayed runnable, and on a host with a client of
-    /// its own on the same cores the snapshot got half of tokio's throughput
-    /// (docs/results.md's `kv` section). A backlog is more than its owner
+    /// slept and woke for each request: both threads then stay runnable,
+    /// and on a host with a client of its own on the same cores the
+    /// background job loses much of its throughput (docs/results.md's `kv`
+    /// section has the figures). A backlog is more than its owner
     /// takes back at once, and an entry that waited for the grace has an
     /// owner that is not coming back soon (descheduled, stuck in a long
     /// poll, or a spare that stepped down): those any worker takes.

@@ -5,12 +5,12 @@
 //! work would wait for ever. The bound:
 //!
 //! 1. **Overdue.** The queue is *overdue* when its head has waited longer
-//!    than `max_yield_delay` ([`DEFAULT_MAX_YIELD_DELAY`], 50 ms, by
+//!    than `max_yield_delay` ([`DEFAULT_MAX_YIELD_DELAY`](crate::policy::DEFAULT_MAX_YIELD_DELAY), 50 ms, by
 //!    default) and no worker has taken an entry out the usual way (having
 //!    nothing else to do) for as long. A queue that is served now and then
 //!    is not overdue, however long it is: its entries wait their turn, and
 //!    the foreground is not taxed for them. A worker looks once per ≈ 33 µs
-//!    epoch (at its periodic driver poll, `runtime/worker.rs`); when the
+//!    epoch (at its periodic driver poll, `runtime/worker/mod.rs`); when the
 //!    queue is overdue, it takes the head out ahead of its own deque: a
 //!    *rescue* (`Core::rescue_overdue`, `runtime/worker/yielded.rs`).
 //!
@@ -63,15 +63,7 @@ use std::time::Duration;
 
 use crate::epoch::epoch_start;
 
-/// The default of [`Builder::max_yield_delay`](crate::Builder::max_yield_delay).
-pub const DEFAULT_MAX_YIELD_DELAY: Duration = Duration::from_millis(50);
-
-/// How long a rescued task runs as if nothing waited: the default latency
-/// target of elastic admission, the delay a foreground task may see from it.
-pub(crate) const RESCUE_SLICE: Duration = Duration::from_millis(1);
-
-/// The most of the workers' time that rescues may take, in 1/100.
-pub(crate) const RESCUE_SHARE_PERCENT: u64 = 4;
+use crate::policy::{RESCUE_SHARE_PERCENT, RESCUE_SLICE};
 
 /// The runtime-wide rescue state.
 pub(crate) struct YieldRescue {

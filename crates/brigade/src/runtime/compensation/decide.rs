@@ -20,7 +20,9 @@ use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadState};
 
 /// Covers every slot stuck in one stretch for at least `threshold`, while
 /// work waits and no worker is idle to take it, and starts spares for them
-/// (see `compensation/mod.rs`). Also retries starting spares that covered
+/// with `start_spares` (the monitor's call of `worker/spares.rs`, so that
+/// compensation does not depend on the worker loop; see
+/// `compensation/mod.rs`). Also retries starting spares that covered
 /// slots still lack (a thread that could not be started). Returns whether a
 /// slot needed a spare but every spare was serving already. The monitor
 /// thread calls it at each sample of the workers' poll watches.
@@ -30,6 +32,7 @@ pub(crate) fn compensate(
     threshold: Duration,
     judge: &mut StuckJudge,
     now: Instant,
+    start_spares: &mut dyn FnMut(&dyn std::fmt::Display),
 ) -> bool {
     let compensation = &shared.compensation;
     let mut polled_driver = false;
@@ -80,10 +83,7 @@ pub(crate) fn compensate(
                     stretch.location
                 );
                 // Inline: a `format_args!` held in a `let` needs Rust 1.89.
-                super::spare::start_spares(
-                    shared,
-                    &format_args!("worker {} is stuck", stretch.slot),
-                );
+                start_spares(&format_args!("worker {} is stuck", stretch.slot));
             }
             MonitorCover::TakenBack => shared.idle.notify_spare(compensation.first_spare()),
             MonitorCover::Taken => {}
@@ -91,7 +91,7 @@ pub(crate) fn compensate(
     }
     // A spare whose thread could not start is retried here.
     if compensation.lacks_spares() {
-        super::spare::start_spares(shared, &"a covered worker still lacks a spare");
+        start_spares(&"a covered worker still lacks a spare");
     }
     false
 }

@@ -7,7 +7,7 @@
 //! a descheduled one), plus `stat_files.rs` (each slot's thread's stat
 //! file, opened as the thread starts). It reads the OS through
 //! `runtime/thread_cpu.rs`; the monitor thread (`runtime/monitor.rs`) and
-//! `Core::block_in_place` (`runtime/worker.rs`) call it.
+//! `Core::block_in_place` (`runtime/worker/mod.rs`) call it.
 //!
 //! ## Slots
 //! A runtime has `workers + max_spares` worker *slots*. Each slot has a

@@ -1,6 +1,6 @@
-//! Spare workers: the spare slots' states (vacant, serving, resting), the
-//! bookkeeping that starts a spare and lets one step down or rest, and the
-//! threads themselves. When a spare is wanted (covers) and the protocol
+//! Spare workers: the spare slots' states (vacant, serving, resting), and
+//! the bookkeeping that starts a spare and lets one step down or rest. The
+//! threads themselves are in `runtime/worker/spares.rs`. When a spare is wanted (covers) and the protocol
 //! that ties covers to spares are in `compensation/mod.rs`; which stuck
 //! workers get one is in `compensation/decide.rs`.
 //!
@@ -10,15 +10,10 @@
 //! exits. Spare threads are counted here and waited for at shutdown (step
 //! 4 in `shutdown.rs`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::Compensation;
-use crate::runtime::Shared;
-use crate::runtime::worker::Core;
-use crate::sync::LocalQueue;
-use crate::sync::{Mutex, MutexGuard, Ordering, lock, wait_timeout, wait_until};
-use crate::task::Runnable;
+use crate::sync::{MutexGuard, Ordering, lock, wait_timeout, wait_until};
 
 /// The state of one spare slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,128 +248,5 @@ impl<D> Spares<D> {
 
     fn position(&self, state: SlotState) -> Option<usize> {
         self.slots.iter().position(|slot| slot.state == state)
-    }
-}
-
-/// Starts as many spares as covered slots ask for, within the bound.
-/// `reason` says why, for the `tracing` event.
-pub(crate) fn start_spares(shared: &Arc<Shared>, reason: &dyn std::fmt::Display) {
-    while let Some(start) = shared.compensation.start_spare() {
-        let spare = match start {
-            Start::Woken { slot } => slot,
-            Start::Spawn { slot, local } => match spawn(shared, slot, local) {
-                Ok(()) => {
-                    if shared.compensation.spawn_succeeded() {
-                        tracing::info!(
-                            target: "brigade::compensation",
-                            "spare worker threads start again"
-                        );
-                    }
-                    slot
-                }
-                Err((local, error)) => {
-                    spawn_failed(shared, slot, local, &error);
-                    return;
-                }
-            },
-        };
-        tracing::debug!(
-            target: "brigade::compensation",
-            spare,
-            serving = shared.compensation.serving(),
-            "spare worker {spare} serves: {reason}"
-        );
-    }
-}
-
-/// Gives the slot back and reports the failure: a warning for the first
-/// of a spell, then a debug event per retry (the monitor retries at every
-/// tick while a covered worker lacks its spare; the stuck worker stays
-/// stuck meanwhile, and the other workers carry on).
-fn spawn_failed(shared: &Shared, slot: usize, local: LocalQueue<Runnable>, error: &std::io::Error) {
-    if shared.compensation.spawn_failed(slot, local) {
-        tracing::warn!(
-            target: "brigade::compensation",
-            %error,
-            "could not start a spare worker thread; a stuck worker stays without a stand-in \
-             until one starts (retried at every monitor tick, reported once)"
-        );
-    } else {
-        tracing::debug!(
-            target: "brigade::compensation",
-            %error,
-            "could not start a spare worker thread (again)"
-        );
-    }
-}
-
-fn spawn(
-    shared: &Arc<Shared>,
-    slot: usize,
-    local: LocalQueue<Runnable>,
-) -> Result<(), (LocalQueue<Runnable>, std::io::Error)> {
-    let config = &shared.config;
-    let mut thread = std::thread::Builder::new().name(config.thread_name.clone());
-    if let Some(size) = config.thread_stack_size {
-        thread = thread.stack_size(size);
-    }
-    // The deque goes to the thread through this slot, so it can be taken
-    // back if the thread does not start.
-    let handover = Arc::new(Mutex::new(Some(local)));
-    let spawned = {
-        let shared = shared.clone();
-        let handover = handover.clone();
-        thread.spawn(move || {
-            let local = lock(&handover).take();
-            if let Some(local) = local {
-                run(shared, slot, local);
-            }
-        })
-    };
-    match spawned {
-        Ok(_) => Ok(()),
-        Err(error) => {
-            let local = lock(&handover)
-                .take()
-                .expect("a thread that did not start took its deque");
-            Err((local, error))
-        }
-    }
-}
-
-/// A spare thread's body: serve, rest, serve again, until the keep-alive
-/// runs out or the runtime shuts down.
-fn run(shared: Arc<Shared>, slot: usize, local: LocalQueue<Runnable>) {
-    #[cfg_attr(loom, allow(dead_code))] // The slot closes its stat file, which loom leaves out.
-    struct Exited<'a>(&'a Shared, usize);
-    impl Drop for Exited<'_> {
-        fn drop(&mut self) {
-            #[cfg(not(loom))]
-            self.0.compensation.stat_files().close(self.1);
-            self.0.compensation.thread_exited();
-        }
-    }
-    // The file the monitor reads this thread's state from, held while the
-    // thread lives (`stat_files.rs`).
-    #[cfg(not(loom))]
-    shared.compensation.stat_files().open_own(slot);
-    let _exited = Exited(&shared, slot);
-    // Between the thread hooks, so that shutdown waits for the stop hook.
-    crate::runtime::thread_hooks::run_thread(&shared, || serve(&shared, slot, local));
-}
-
-/// [`run`]'s loop, between the thread hooks.
-fn serve(shared: &Arc<Shared>, slot: usize, mut local: LocalQueue<Runnable>) {
-    loop {
-        local = Core::new(slot, shared.clone(), local).run();
-        if shared.is_shutdown() {
-            shared.compensation.leave(slot, local);
-            return;
-        }
-        let keep_alive = shared.config.spare_keep_alive;
-        match shared.compensation.rest(slot, local, keep_alive) {
-            AfterRest::Serve(again) => local = again,
-            AfterRest::Exit => return,
-        }
     }
 }

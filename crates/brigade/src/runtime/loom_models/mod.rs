@@ -8,6 +8,18 @@
 //! not have), I/O and timers, and `async-task`'s own atomics (`std`'s,
 //! which loom cannot see: its task state machine is taken as correct).
 //!
+//! The models run the production policy (`policy.rs`), its constants
+//! included. Where a constant counts time or events that a model cannot
+//! afford, the model advances a test-only counter instead, with the reason
+//! beside it: the runtime's clock moves one epoch per read
+//! (`Shared::clock_nanos`), and the epoch gates read it at every call
+//! (`epoch::calls_until_next_read`), so every gate opens and
+//! `OWNER_GRACE_NANOS` (8 epochs) passes after 8 reads; and a background
+//! self-wake that runs on counts as `TURN_AFTER_SELF_WAKES` of them
+//! (`SELF_WAKE_COUNTS`, `worker/step_aside.rs`). One look is left out:
+//! the injector's emptiness test before a take (`Core::take_from_injector`
+//! says why).
+//!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p brigade --lib --release`
 //! (CI does). `LOOM_MAX_PREEMPTIONS` and the other loom variables apply.
 
@@ -63,21 +75,78 @@ fn check(preemptions: usize, model: impl Fn() + Sync + Send + 'static) {
     builder.check(model);
 }
 
-/// Spawns on `rt` a background task (`TaskClass::Background`: its
-/// self-wakes take the background path from the first) that yields
-/// `yields` times, holding `guard` until it ends or is dropped.
-fn spawn_background_loop(rt: &Runtime, guard: DropGuard, yields: usize) -> crate::JoinHandle<()> {
-    crate::task::Builder::new()
-        .class(crate::task::TaskClass::Background)
-        .spawn_on(
+/// Spawns on `rt` two background tasks whose self-wakes reach a turn
+/// through the worker's shard of the yield queue (`Core::take_turns`) on a
+/// one-worker runtime, under the production policy (`policy.rs`, A3).
+/// `second` waits at a gate first, then yields `yields` times. `first`
+/// yields once with nothing else queued (a self-wake that runs on and
+/// counts, as 64 do: `SELF_WAKE_COUNTS` in `step_aside.rs`), opens the
+/// gate, and yields `yields` more times: its next self-wake steps aside
+/// behind `second`, now in the deque, whose first self-wake then finds the
+/// count reached and `first` in the shard, and takes its turn. Each task
+/// holds one of `dropped`'s guards. Returns `(first, second)`.
+fn spawn_turn_takers(
+    rt: &Runtime,
+    dropped: &DropCount,
+    yields: usize,
+) -> (crate::JoinHandle<()>, crate::JoinHandle<()>) {
+    let gate = Gate::default();
+    let background = || crate::task::Builder::new().class(crate::task::TaskClass::Background);
+    let second = {
+        let (gate, guard) = (gate.clone(), dropped.guard());
+        background().spawn_on(
             async move {
                 let _guard = guard;
+                gate.wait().await;
                 for _ in 0..yields {
                     crate::yield_now().await;
                 }
             },
             rt.handle(),
         )
+    };
+    let guard = dropped.guard();
+    let first = background().spawn_on(
+        async move {
+            let _guard = guard;
+            crate::yield_now().await;
+            gate.open();
+            for _ in 0..yields {
+                crate::yield_now().await;
+            }
+        },
+        rt.handle(),
+    );
+    (first, second)
+}
+
+/// A gate between two tasks: [`wait`](Self::wait) is pending until
+/// [`open`](Self::open).
+#[derive(Clone, Default)]
+struct Gate(Arc<crate::sync::Mutex<(bool, Option<std::task::Waker>)>>);
+
+impl Gate {
+    fn open(&self) {
+        let waker = {
+            let mut state = crate::sync::lock(&self.0);
+            state.0 = true;
+            state.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn wait(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(|cx| {
+            let mut state = crate::sync::lock(&self.0);
+            if state.0 {
+                return Poll::Ready(());
+            }
+            state.1 = Some(cx.waker().clone());
+            Poll::Pending
+        })
+    }
 }
 
 /// Counts how many of the futures it was put in have been dropped.

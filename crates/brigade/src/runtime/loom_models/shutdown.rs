@@ -71,9 +71,7 @@ fn shutdown_races_with_background_tasks_taking_turns() {
     check(2, || {
         let rt = runtime(1);
         let dropped = DropCount::default();
-        let handles: Vec<_> = (0..2)
-            .map(|_| super::spawn_background_loop(&rt, dropped.guard(), 3))
-            .collect();
+        let handles = super::spawn_turn_takers(&rt, &dropped, 2);
         drop(rt);
         assert_eq!(dropped.get(), 2);
         drop(handles);

@@ -127,15 +127,15 @@ fn a_demoted_loop_takes_turns_through_the_yield_queue() {
 /// the yield queue (`Core::take_turns`: one in, the other out, in one hold
 /// of the lock, and the one taken out pushed to the worker's deque), while
 /// a third task is spawned from outside and one of the two is aborted:
-/// every task finishes or is dropped, exactly once.
+/// every task finishes or is dropped, exactly once. The two reach their
+/// turn as under the production constants (`super::spawn_turn_takers`).
 #[test]
 fn background_tasks_take_turns_while_one_is_aborted() {
     static COVERAGE: Coverage = Coverage::new();
     check(2, || {
         let rt = runtime(1);
         let dropped = super::DropCount::default();
-        let kept = super::spawn_background_loop(&rt, dropped.guard(), 2);
-        let aborted = super::spawn_background_loop(&rt, dropped.guard(), 2);
+        let (kept, aborted) = super::spawn_turn_takers(&rt, &dropped, 1);
         let other = rt.spawn(async { "served" });
         aborted.abort();
         assert_eq!(rt.block_on(other).unwrap(), "served");

@@ -1,6 +1,6 @@
 //! The current-thread flavour's loop: the thread in `block_on` is the
 //! runtime's one worker (`runtime/current_thread.rs` hands it the worker's
-//! deque). It runs the worker loop of `worker.rs` (`Core::next_task`,
+//! deque). It runs the worker loop of `worker/mod.rs` (`Core::next_task`,
 //! `Core::run_task`, `Core::wait_for_work`), and between two turns of it
 //! polls the `block_on` future, as tokio's current-thread scheduler does:
 //!
@@ -47,9 +47,8 @@ use crate::sync::LocalQueue;
 use crate::task::Runnable;
 
 /// How many tasks a turn of the loop runs at most before it polls a
-/// woken `block_on` future: tokio's event interval, the driver's
-/// `EVENT_INTERVAL`.
-const TASKS_PER_TURN: u32 = crate::driver::EVENT_INTERVAL;
+/// woken `block_on` future (`policy.rs`).
+const TASKS_PER_TURN: u32 = crate::policy::CURRENT_THREAD_TASKS_PER_TURN;
 
 impl Core {
     /// The core of a current-thread runtime's one worker, run by the
@@ -61,7 +60,7 @@ impl Core {
         signal: Arc<MainSignal>,
     ) -> Self {
         let mut core = Core::new(0, shared, local);
-        core.block_on = Some(signal);
+        core.main.block_on = Some(signal);
         core
     }
 
@@ -72,9 +71,10 @@ impl Core {
 
     /// The loop of the module docs, until `future` is ready (its output)
     /// or the runtime shuts down (`None`). Runs inside this thread's
-    /// worker context (`context::run_worker`).
+    /// worker context (`Core::enter`).
     pub(crate) fn drive_block_on<F: Future>(&self, mut future: Pin<&mut F>) -> Option<F::Output> {
         let signal = self
+            .main
             .block_on
             .clone()
             .expect("only a current-thread core drives a block_on future");
@@ -103,7 +103,7 @@ impl Core {
     pub(crate) fn leave_block_on(&self) {
         // Yielded tasks go back to the deque, which outlives this core.
         self.requeue_deferred();
-        if self.searching.replace(false) {
+        if self.search.searching.replace(false) {
             self.shared.idle.end_search();
         }
     }
@@ -125,7 +125,7 @@ impl Core {
     /// that tasks taking turns with `yield_now()` interleave as they did on
     /// tokio (two yielding tasks `a`, `b`: `a b`, then `b a`, then `a b`).
     fn requeue_deferred(&self) -> bool {
-        let mut deferred = self.deferred.borrow_mut();
+        let mut deferred = self.main.deferred.borrow_mut();
         if deferred.is_empty() {
             return false;
         }
@@ -148,7 +148,7 @@ impl Core {
             };
             self.stop_searching();
             self.run_task(runnable);
-            if self.yield_to_main.replace(false) {
+            if self.main.yield_to_main.replace(false) {
                 return false;
             }
         }
@@ -161,7 +161,8 @@ impl Core {
     /// `false` on a worker thread.
     #[inline]
     pub(crate) fn main_is_woken(&self) -> bool {
-        self.block_on
+        self.main
+            .block_on
             .as_ref()
             .is_some_and(|signal| signal.is_woken())
     }
@@ -172,14 +173,14 @@ impl Core {
     /// that yielded earlier in this turn (it waits for the next turn, out
     /// of the deque). Always `false` on a worker thread.
     pub(super) fn busy_on_current_thread(&self) -> bool {
-        if self.block_on.is_none() {
+        if self.main.block_on.is_none() {
             return false;
         }
         if self.main_is_woken() {
-            self.yield_to_main.set(true);
+            self.main.yield_to_main.set(true);
             return true;
         }
-        !self.deferred.borrow().is_empty()
+        !self.main.deferred.borrow().is_empty()
     }
 
     /// `yield_if_busy()` in the `block_on` future itself: busy when a task
@@ -187,7 +188,7 @@ impl Core {
     /// wakes itself and the waiting tasks run first). `None` off a
     /// current-thread core.
     pub(crate) fn main_yield_if_busy(&self, cx: &mut Context<'_>) -> Option<Poll<()>> {
-        self.block_on.as_ref()?;
+        self.main.block_on.as_ref()?;
         if self.local_is_empty() && self.shared.injector.is_empty() {
             return Some(Poll::Ready(()));
         }

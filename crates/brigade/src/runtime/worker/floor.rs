@@ -1,4 +1,5 @@
-//! The background floor ([`Builder::background_floor`](crate::Builder::background_floor)):
+//! B2's second half in `policy.rs`, the background floor
+//! ([`Builder::background_floor`](crate::Builder::background_floor)):
 //! the smallest share of a worker's time that background work keeps while
 //! it waits, however busy the foreground is.
 //!
@@ -63,24 +64,14 @@
 //! throughput under saturation is about halved.
 
 use std::cell::Cell;
-use std::time::Duration;
 
 use super::Core;
 use crate::admission::ElasticConfig;
+use crate::policy::{FLOOR_MAX_BALANCE_SLICES, FLOOR_SLICE};
 use crate::task::Runnable;
 
-/// How long a floor turn runs its task as if nothing waited: also the
-/// debt at which a turn is due. Long enough that a turn's cost (a pop, a
-/// wake-up, the task's cache) is small next to it; short enough that a
-/// request waiting behind it is not delayed beyond a fraction of a
-/// millisecond.
-pub(crate) const FLOOR_SLICE: Duration = Duration::from_micros(250);
-
-/// The most debt or credit a worker's account holds, in slices.
-const MAX_BALANCE_SLICES: i64 = 4;
-
-/// [`MAX_BALANCE_SLICES`] in nanoseconds.
-const MAX_BALANCE: i64 = FLOOR_SLICE.as_nanos() as i64 * MAX_BALANCE_SLICES;
+/// [`FLOOR_MAX_BALANCE_SLICES`] in nanoseconds.
+const MAX_BALANCE: i64 = FLOOR_SLICE.as_nanos() as i64 * FLOOR_MAX_BALANCE_SLICES;
 
 /// Checks a value for `Builder::background_floor`: a fraction in `[0, 1]`.
 pub(crate) fn validate(floor: f64) -> Result<(), String> {
@@ -195,7 +186,9 @@ impl Core {
         let waiting = shared.yield_queue.pop_for(self.index(), false, now)?;
         let runnable = self.take_back(waiting, now)?;
         let len = FLOOR_SLICE.as_nanos() as u64;
-        self.slice.start_for(runnable.metadata().id(), now, len);
+        self.turns
+            .slice
+            .start_for(runnable.metadata().id(), now, len);
         Some(runnable)
     }
 }

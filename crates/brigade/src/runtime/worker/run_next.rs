@@ -1,4 +1,4 @@
-//! The worker's side of its run-next slot (`runtime/run_next.rs`): what
+//! The worker's side of its run-next slot (`runtime/run_next_slot.rs`): what
 //! goes in, when it runs, and what stops it from starving the deque.
 //!
 //! ## What goes in
@@ -34,13 +34,9 @@
 //! overdue yielded tasks' turns come before the slot's (`Core::next_task`).
 
 use super::Core;
-use crate::runtime::run_next::RunNext;
+use crate::policy::MAX_RUN_NEXT_STREAK;
+use crate::runtime::run_next_slot::RunNext;
 use crate::task::Runnable;
-
-/// How many tasks in a row a worker takes from its run-next slot before
-/// it takes the front of its deque: tokio's bound for its LIFO slot. One
-/// `ping_pong` round is two slot runs (the ponger, then the pinger).
-pub(crate) const MAX_RUN_NEXT_STREAK: u32 = 3;
 
 impl Core {
     fn run_next_slot(&self) -> &RunNext {
@@ -52,9 +48,9 @@ impl Core {
     /// caller).
     #[inline]
     pub(super) fn may_run_next(&self, runnable: &Runnable) -> bool {
-        self.in_poll.get()
-            && !self.in_block_in_place.get()
-            && self.block_on.is_none()
+        self.current_poll.in_poll.get()
+            && !self.current_poll.in_block_in_place.get()
+            && self.main.block_on.is_none()
             && runnable.metadata().policy().may_run_next()
     }
 
@@ -62,9 +58,9 @@ impl Core {
     /// a task it displaces to the back of the deque. Returns whether an
     /// idle worker should be notified: for a displaced task.
     pub(super) fn put_run_next(&self, runnable: Runnable) -> bool {
-        self.notify_deferred.set(true);
+        self.wakes.notify_deferred.set(true);
         let slot = self.run_next_slot();
-        if !self.run_next_full.replace(true) {
+        if !self.run_next.full.replace(true) {
             slot.put_into_empty(runnable);
             return false;
         }
@@ -82,7 +78,7 @@ impl Core {
     /// and no stealer took it. No atomic operation when the worker has not
     /// used the slot since its last take.
     pub(super) fn take_run_next(&self) -> Option<Runnable> {
-        if !self.run_next_full.replace(false) {
+        if !self.run_next.full.replace(false) {
             return None;
         }
         self.run_next_slot().take()
@@ -94,21 +90,21 @@ impl Core {
     #[inline]
     pub(super) fn next_from_run_next(&self) -> Option<Runnable> {
         let Some(runnable) = self.take_run_next() else {
-            self.run_next_streak.set(0);
+            self.run_next.streak.set(0);
             return None;
         };
-        let streak = self.run_next_streak.get();
+        let streak = self.run_next.streak.get();
         if streak < MAX_RUN_NEXT_STREAK {
-            self.run_next_streak.set(streak + 1);
+            self.run_next.streak.set(streak + 1);
             return Some(runnable);
         }
-        self.run_next_streak.set(0);
+        self.run_next.streak.set(0);
         // Into an empty deque it is still the next task this worker runs:
-        // nobody need hear of it (a chain of spawns stays on its worker,
-        // where a notification every few links woke a sleeper that stole
-        // the chain: `chained_spawn` at 4-16 workers 1.15-1.21x tokio's
-        // time, 0.61-0.80 without). Behind other tasks it waits for them,
-        // so an idle worker is told, as for any push.
+        // nobody need hear of it, so a chain of spawns stays on its worker
+        // (a notification every few links would wake a sleeper that steals
+        // the chain; docs/results.md, "Design choices, measured"). Behind
+        // other tasks it waits for them, so an idle worker is told, as for
+        // any push.
         let behind_others = !self.local.is_empty();
         self.local.push(runnable);
         if behind_others {
@@ -120,6 +116,6 @@ impl Core {
     /// Opens the task in the run-next slot to stealers, if there is one.
     /// Returns whether a task is open there.
     pub(super) fn open_run_next(&self) -> bool {
-        self.run_next_full.get() && self.run_next_slot().open()
+        self.run_next.full.get() && self.run_next_slot().open()
     }
 }

@@ -8,11 +8,11 @@
 //! into an *empty* deque, during a poll, is held back: this worker runs it
 //! itself when the poll ends, since it is then the next task it takes. A
 //! chain of spawns (each task spawning the next, as request handlers and
-//! pipelines do) so stays on one worker. With a notification per link,
-//! each one woke a sleeper that stole the link, and the spawning worker
-//! searched and slept in its turn: `chained_spawn` at 4–16 workers took
-//! 2.0–2.7 times tokio's time, whose LIFO slot keeps such a chain on one
-//! worker without a word (docs/results.md, "Scaling").
+//! pipelines do) so stays on one worker. A notification per link would
+//! wake a sleeper that steals the link while the spawning worker searches
+//! and sleeps in its turn, a thread hop per link (tokio's LIFO slot keeps
+//! such a chain on one worker without a word; the figures are in
+//! docs/results.md, "Scaling", and "Design choices, measured").
 //!
 //! ## Who announces a held-back task
 //! Unlike a task in tokio's LIFO slot, the task can be stolen once
@@ -39,7 +39,7 @@
 //! Nothing can be lost: the task is in the deque or the slot until this
 //! worker takes it after the poll or a searcher steals it, both of which
 //! take it whole (the deque's own protocol, the slot's in
-//! `runtime/run_next.rs`); the notification only decides who gets there
+//! `runtime/run_next_slot.rs`); the notification only decides who gets there
 //! first.
 
 use super::{Core, WakeMode};
@@ -51,7 +51,7 @@ impl Core {
     /// into the deque. Returns whether an idle worker should be notified
     /// now.
     pub(crate) fn push_spawned(&self, runnable: Runnable) -> bool {
-        if self.wake_mode.get() == WakeMode::Notify {
+        if self.wakes.mode.get() == WakeMode::Notify {
             if self.may_run_next(&runnable) {
                 return self.put_run_next(runnable);
             }
@@ -61,7 +61,7 @@ impl Core {
             let into_empty = self.local.is_empty();
             self.local.push(runnable);
             if into_empty {
-                self.notify_deferred.set(true);
+                self.wakes.notify_deferred.set(true);
             }
             return !into_empty;
         }
@@ -74,7 +74,9 @@ impl Core {
     /// goes on.
     #[inline]
     pub(crate) fn flush_deferred_notify(&self) {
-        if self.notify_deferred.replace(false) && (self.open_run_next() || !self.local.is_empty()) {
+        if self.wakes.notify_deferred.replace(false)
+            && (self.open_run_next() || !self.local.is_empty())
+        {
             self.shared.idle.notify_one();
         }
     }

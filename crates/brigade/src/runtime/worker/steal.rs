@@ -1,5 +1,5 @@
 //! Stealing: a searching worker takes half of a random victim's deque, or
-//! the task in its run-next slot once that is open (`runtime/run_next.rs`),
+//! the task in its run-next slot once that is open (`runtime/run_next_slot.rs`),
 //! or a batch of the injector's.
 
 use super::Core;
@@ -12,11 +12,11 @@ impl Core {
     /// one more (`idle.rs`); `None` if nothing was found or this worker may
     /// not search now.
     pub(super) fn steal(&self) -> Option<Runnable> {
-        if !self.searching.get() {
+        if !self.search.searching.get() {
             if !self.shared.idle.try_begin_search() {
                 return None;
             }
-            self.searching.set(true);
+            self.search.searching.set(true);
         }
         let stealers = self.shared.active_stealers();
         let run_next = self.shared.active_run_next();
@@ -35,7 +35,7 @@ impl Core {
                         None
                     }
                     // A task its owner was to run next, opened because the
-                    // owner's poll went on (`run_next.rs`).
+                    // owner's poll went on (`run_next_slot.rs`).
                     Steal::Empty => run_next[victim].steal(),
                 };
                 if let Some(runnable) = stolen {
@@ -56,11 +56,11 @@ impl Core {
     }
 
     fn next_random(&self) -> u64 {
-        let mut x = self.rng.get();
+        let mut x = self.search.rng.get();
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        self.rng.set(x);
+        self.search.rng.set(x);
         x
     }
 }

@@ -4,33 +4,38 @@
 //! `yield_queue/`.
 //!
 //! ## Decide
-//! `yield_if_busy()`'s fast path (`coop.rs`) returns at once while a worker
-//! is idle. Otherwise its slow path ([`slow_path`]) answers *continue*,
-//! *move to the back* or *step aside*:
-//! 1. **Give way at once** if the runtime is shutting down or the task was
-//!    aborted: the worker must see either (`runtime/shutdown.rs`).
-//! 2. **Elastic tasks** (`spawn_elastic`; the fast path is always skipped
-//!    for them): once the task's CPU grant is used up it gives way, so that
-//!    its next poll goes back through admission (`admission/`); otherwise,
-//!    with a worker idle, it continues (after the amortised I/O poll the
-//!    fast path would have left to the idle worker).
-//! 3. **Cheap checks**: the worker's own deque holds a task: move to the
-//!    back of it and let that task run first, on this same warm worker. If
-//!    this task already did so on its previous visit (the *sentinel*), two
-//!    yielders may be bouncing off each other, so step aside instead. The
-//!    injector holds a task: step aside.
-//! 4. **Expensive checks, once per epoch** (`src/epoch.rs`): poll I/O and
-//!    timers without blocking (once per epoch for the whole runtime; tasks
-//!    it wakes land in this worker's deque: move to the back), look at
-//!    every other worker's deque, and at the yield queue's head: if it is
-//!    overdue (`yield_queue/rescue.rs`), step aside so that the yielders
-//!    queued there get their turn.
-//! 5. Otherwise **continue**.
+//! The rules are C1 to C5 of the policy (`policy.rs`, with each constant
+//! and its reason), numbered as there. `yield_if_busy()`'s fast path
+//! (`coop.rs`) returns at once while a worker is idle (C1). Otherwise its
+//! slow path ([`slow_path`]) answers *continue*, *move to the back* or
+//! *step aside*:
+//! - C2. **Give way at once** if the runtime is shutting down or the task
+//!   was aborted: the worker must see either (`runtime/shutdown.rs`).
+//! - C3. **Elastic tasks** (`spawn_elastic`; the fast path is always
+//!   skipped for them): once the task's CPU grant is used up it gives way,
+//!   so that its next poll goes back through admission (`admission/`);
+//!   otherwise, with a worker idle, it continues (after the amortised I/O
+//!   poll the fast path would have left to the idle worker).
+//! - C4. **Continue** while a worker is idle (the fast path fell through
+//!   only for an abort's attention hold elsewhere), or while the task holds
+//!   a rescue slice (`rescue.rs`): a task rescued from the yield queue
+//!   continues whatever waits until its slice ends.
+//! - C5. **Decide** ([`Core::decide`]). Cheap checks first: the worker's
+//!   own deque holds a task: move to the back of it and let that task run
+//!   first, on this same warm worker. If this task already did so on its
+//!   previous visit (the *sentinel*), two yielders may be bouncing off each
+//!   other, so step aside instead. The injector holds a task: step aside.
+//!   Then the expensive checks, once per epoch (`src/epoch.rs`): poll I/O
+//!   and timers without blocking (once per epoch for the whole runtime;
+//!   tasks it wakes land in this worker's deque: move to the back), look
+//!   at every other worker's deque ([`Core::others_need_help`]), and at the
+//!   yield queue's head: if it is overdue (`yield_queue/rescue.rs`), step
+//!   aside so that the yielders queued there get their turn. Otherwise
+//!   **continue**.
 //!
-//! A task rescued from the yield queue holds a slice (`rescue.rs`) during
-//! which it continues whatever waits. The self-wake of a background task
-//! (`task/class.rs`) asks the same question from the schedule hook
-//! ([`Core::background_turn`]).
+//! //! The self-wake of a background task (`task/class.rs`) asks the same
+//! question from the schedule hook ([`Core::background_turn`], A3 of the
+//! policy).
 //!
 //! ## Go
 //! - **Move to the back**: the task wakes its own waker and returns
@@ -58,32 +63,26 @@ use std::task::{Context, Poll, Waker};
 
 use super::Core;
 use crate::epoch::epoch_start;
+use crate::policy::TURN_AFTER_SELF_WAKES;
 use crate::runtime::{Shared, context};
 use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::{DeferredWake, Entry};
 
-/// How many self-wakes of background tasks a worker lets run on, while
-/// other background tasks wait in its shard of the yield queue, before the
-/// next one takes its turn behind them ([`Core::take_turns`]); the epoch
-/// (≈ 33 µs) ends a turn too, if it comes first.
+/// How much one self-wake of a background task that runs on adds to the
+/// count compared with [`TURN_AFTER_SELF_WAKES`] (A3 of the policy).
 ///
-/// Not 1, as each `yield_now()` is in tokio: a turn through the shard (its
-/// lock held for a pop and a push) costs about 17 ns, a third of a whole
-/// yield, and `rt_compare`'s `yield_many` at 1 worker took 1.16 × tokio's
-/// time that way on the 2-core VM. Nor the epoch alone, as before: the
-/// benchmark's 200 demoted loops of tiny units then finished one by one,
-/// an epoch apart, waking the thread that waited on them once each (17,084
-/// context switches in 100 iterations, against tokio's 4,167, and 1.05 ×
-/// tokio's time). With 64 they finish close together: 2,046 switches and
-/// 0.88 × tokio's time (32, the same; 16, 0.90). A loop whose units take
-/// 0.5 µs or more reaches the epoch first, as before.
-///
-/// Under loom, 0: every self-wake that may take turns does, so that the
-/// models reach the hand-off (`YieldQueue::take_turns`).
+/// Under loom, the whole threshold at once: a model's loops are two or
+/// three units long, and 64 self-wakes per turn would multiply each
+/// model's interleavings past what a run can explore. So a self-wake
+/// there stands for 64, as a clock read there stands for an epoch
+/// (`Shared::clock_nanos`): the models still take both branches of the
+/// production rule, a self-wake that runs on and counts, then one that
+/// finds the count reached and takes its turn, with the production
+/// constant and the same reset.
 #[cfg(not(loom))]
-const TURN_AFTER_SELF_WAKES: u32 = 64;
+const SELF_WAKE_COUNTS: u32 = 1;
 #[cfg(loom)]
-const TURN_AFTER_SELF_WAKES: u32 = 0;
+const SELF_WAKE_COUNTS: u32 = TURN_AFTER_SELF_WAKES;
 
 /// What a background task's self-wake does ([`Core::background_turn`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +114,7 @@ enum Decision {
 #[inline(never)]
 pub(crate) fn idle_recheck(cx: &mut Context<'_>) -> Poll<()> {
     let in_task_poll = context::with_current_task(|task| task.is_some());
-    let gave_way = context::with_current_worker(|core| match core {
+    let gave_way = super::with_current(|core| match core {
         Some(core) if in_task_poll && core.recheck_idle() => Some(core.give_way(cx)),
         _ => None,
     });
@@ -130,7 +129,7 @@ pub(crate) fn slow_path(cx: &mut Context<'_>) -> Poll<()> {
     // If the task goes on, its next stretch starts here; if it gives way,
     // the poll ends anyway.
     context::note_yield_point();
-    context::with_current_worker(|core| {
+    super::with_current(|core| {
         let Some(core) = core else {
             return off_a_worker(cx);
         };
@@ -180,15 +179,19 @@ impl Core {
             // other tasks the monitor ends it at its next sample.)
             self.end_cover();
             let now = shared.clock_nanos();
-            if self.elastic.at_yield_point(&shared.admission, elastic, now) {
+            if self
+                .current_poll
+                .elastic
+                .at_yield_point(&shared.admission, elastic, now)
+            {
                 // Back through admission on the next poll (see `admission`).
                 return self.give_way(cx);
             }
             if shared.idle.num_idle() > 0 {
                 // The fast path was skipped, so do its amortised I/O poll:
                 // an idle worker may be asleep outside the driver.
-                if self.yield_gate.is_new_epoch(|| shared.clock_nanos())
-                    && self.poll_for_epoch(self.yield_gate.epoch()) > 0
+                if self.epochs.yield_gate.is_new_epoch(|| shared.clock_nanos())
+                    && self.poll_for_epoch(self.epochs.yield_gate.epoch()) > 0
                     && !self.local_is_empty()
                 {
                     return self.give_way(cx);
@@ -200,7 +203,7 @@ impl Core {
             // path's answer.
             return Poll::Ready(());
         }
-        if self.slice.holds(task.id(), || shared.clock_nanos()) {
+        if self.turns.slice.holds(task.id(), || shared.clock_nanos()) {
             // Rescued from the yield queue after starving (see `rescue.rs`):
             // runs on until its slice ends.
             return Poll::Ready(());
@@ -226,7 +229,7 @@ impl Core {
         }
     }
 
-    /// Steps 3 to 5 of the module docs. `moved_to_back_last_time` is the
+    /// C5 of the policy (`policy.rs`). `moved_to_back_last_time` is the
     /// sentinel, already cleared by the caller.
     fn decide(&self, moved_to_back_last_time: bool) -> Decision {
         let shared = self.shared();
@@ -245,10 +248,10 @@ impl Core {
         if !shared.injector.is_empty() {
             return Decision::StepAside;
         }
-        if !self.yield_gate.is_new_epoch(|| shared.clock_nanos()) {
+        if !self.epochs.yield_gate.is_new_epoch(|| shared.clock_nanos()) {
             return Decision::Continue;
         }
-        if self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty() {
+        if self.poll_for_epoch(self.epochs.yield_gate.epoch()) > 0 && !self.local_is_empty() {
             return Decision::MoveToBack;
         }
         if !shared.injector.is_empty() || self.others_need_help() {
@@ -257,7 +260,7 @@ impl Core {
         if let Some(head_at) = shared.yield_queue.head_at()
             && shared
                 .yield_rescue
-                .is_overdue(head_at, epoch_start(self.yield_gate.epoch()))
+                .is_overdue(head_at, epoch_start(self.epochs.yield_gate.epoch()))
         {
             // Other yielders have waited in the yield queue for longer than
             // `max_yield_delay` while this one kept going: let them run.
@@ -266,8 +269,8 @@ impl Core {
         Decision::Continue
     }
 
-    /// What the self-wake of a background task (`task/class.rs`) does,
-    /// from the schedule hook on the worker that polled it: the same
+    /// A3 of the policy (`policy.rs`): what the self-wake of a background
+    /// task (`task/class.rs`) does, from the schedule hook on the worker that polled it: the same
     /// question as `yield_if_busy()`'s, with the same amortised checks
     /// ([`BackgroundTurn::StepsAside`] when work waits), and one more reason
     /// to give way: other background tasks wait in the yield queue, so
@@ -284,26 +287,29 @@ impl Core {
             // and its wake-up will run the task again anyway).
             return BackgroundTurn::RunsOn;
         }
-        if self.slice.holds(task.id(), || shared.clock_nanos()) {
+        if self.turns.slice.holds(task.id(), || shared.clock_nanos()) {
             return BackgroundTurn::RunsOn;
         }
         if !self.local_is_empty() || !shared.injector.is_empty() {
             return BackgroundTurn::StepsAside;
         }
-        let run = self.background_run.get();
+        let run = self.turns.background_run.get();
         if run >= TURN_AFTER_SELF_WAKES && shared.yield_queue.has_entries_in(self.index()) {
-            self.background_run.set(0);
+            self.turns.background_run.set(0);
             return BackgroundTurn::TakesTurns;
         }
-        let steps_aside = self.yield_gate.is_new_epoch(|| shared.clock_nanos())
+        let steps_aside = self.epochs.yield_gate.is_new_epoch(|| shared.clock_nanos())
             && (!shared.yield_queue.is_empty()
-                || (self.poll_for_epoch(self.yield_gate.epoch()) > 0 && !self.local_is_empty())
+                || (self.poll_for_epoch(self.epochs.yield_gate.epoch()) > 0
+                    && !self.local_is_empty())
                 || self.others_need_help());
         if steps_aside {
-            self.background_run.set(0);
+            self.turns.background_run.set(0);
             BackgroundTurn::StepsAside
         } else {
-            self.background_run.set(run.saturating_add(1));
+            self.turns
+                .background_run
+                .set(run.saturating_add(SELF_WAKE_COUNTS));
             BackgroundTurn::RunsOn
         }
     }
@@ -347,7 +353,7 @@ impl Core {
                 }
                 // As after a self-wake (`push_local_yielded`): the next
                 // look goes to the injector first.
-                self.injector_first.set(true);
+                self.ticks.injector_first.set(true);
                 self.local.push(next);
             }
             Err(entry) => self.step_aside_entry(entry),
@@ -368,7 +374,7 @@ impl Core {
     /// (`Core::take_back_own_yielded`).
     pub(super) fn others_need_help(&self) -> bool {
         let shared = self.shared();
-        let mut seen = self.others_seen.borrow_mut();
+        let mut seen = self.epochs.others_seen.borrow_mut();
         let stealers = shared.active_stealers();
         if seen.len() < stealers.len() {
             seen.resize(stealers.len(), u64::MAX);

@@ -1,6 +1,6 @@
 //! A busy worker's check that the idle worker it trusts really serves: on
 //! a crowded host the kernel may wake the worker watching the driver and
-//! not run it for a scheduler tick (`driver/poll.rs`, "the crowded-host
+//! not run it for a scheduler tick (`driver/poll/mod.rs`, "the crowded-host
 //! hand-off"). `yield_if_busy()`'s fast path (`recheck_idle`, about once per
 //! epoch) and the worker's own epoch polls (`poll_for_epoch`) ask it.
 
@@ -33,13 +33,13 @@ impl Core {
         // The back-off is re-armed at every read it asked for.
         let now = self.shared.clock_nanos();
         self.shared.metrics.worker(self.index).watch.gate_read(now);
-        if self.in_block_in_place.get() {
+        if self.current_poll.in_block_in_place.get() {
             // A nested executor's poll: this thread is blocked for a while,
             // so it must not take work for its deque.
             return false;
         }
         let epoch = epoch_of(now);
-        let new_epoch = self.idle_check_epoch.replace(epoch) != epoch;
+        let new_epoch = self.epochs.idle_check_epoch.replace(epoch) != epoch;
         new_epoch && self.serve_unserved(epoch) && !self.local_is_empty()
     }
 
@@ -52,12 +52,12 @@ impl Core {
     /// run (the watcher is relieved instead: `Relief`). Returns whether it
     /// found any.
     fn serve_unserved(&self, epoch: u64) -> bool {
-        let mode = self.wake_mode.replace(WakeMode::Silent);
+        let mode = self.wakes.mode.replace(WakeMode::Silent);
         let woken = self
             .shared
             .driver
             .harvest_if_unserved(&self.unserved, epoch, self.index);
-        self.wake_mode.set(mode);
+        self.wakes.mode.set(mode);
         if woken == 0 {
             return false;
         }

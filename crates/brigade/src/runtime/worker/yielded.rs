@@ -20,7 +20,7 @@ use crate::task::Runnable;
 use crate::yield_queue::{Entry, Waiting};
 
 impl Core {
-    /// Step 5 of `Core::next_task`: takes back a task from the yield queue
+    /// B9 of the policy (`policy.rs`), from `Core::next_task`: takes back a task from the yield queue
     /// (see the module docs for which). A wake-up that brings no task (its
     /// task was woken, and run, already) is used up and the next one tried.
     /// `now`: the runtime clock read by the caller just before (one read
@@ -29,7 +29,7 @@ impl Core {
         let shared = self.shared();
         // Other shards' heads are compared once per epoch (`pop_for`).
         let epoch = crate::epoch::epoch_of(now);
-        let look_elsewhere = self.yield_queue_looked.replace(epoch) != epoch;
+        let look_elsewhere = self.epochs.yield_queue_looked.replace(epoch) != epoch;
         while let Some(waiting) = shared
             .yield_queue
             .pop_for(self.index(), look_elsewhere, now)
@@ -43,10 +43,11 @@ impl Core {
         None
     }
 
-    /// At the first tick of an epoch, a task taken from the yield queue
-    /// ahead of this worker's own deque: a rescue of an overdue head
-    /// ([`rescue_starving`](Self::rescue_starving)), else a turn of the
-    /// background floor, if one is set and due (`worker/floor.rs`).
+    /// B2 of the policy (`policy.rs`), at the first tick of an epoch: a
+    /// task taken from the yield queue ahead of this worker's own deque, by
+    /// a rescue of an overdue head ([`rescue_starving`](Self::rescue_starving))
+    /// or else a turn of the background floor, if one is set and due
+    /// (`worker/floor.rs`).
     pub(super) fn rescue_overdue(&self) -> Option<Runnable> {
         self.rescue_starving().or_else(|| self.floor_turn())
     }
@@ -62,7 +63,7 @@ impl Core {
             return None;
         }
         let runnable = self.take_back(shared.yield_queue.pop_oldest()?, now)?;
-        self.slice.start(runnable.metadata().id(), now);
+        self.turns.slice.start(runnable.metadata().id(), now);
         tracing::trace!(
             target: "brigade::yield_queue",
             task = runnable.metadata().id(),
@@ -95,7 +96,7 @@ impl Core {
     /// Whether this worker is taking a task back from the yield queue: the
     /// wake it is delivering is the task's own, deferred.
     pub(crate) fn is_handing_back(&self) -> bool {
-        self.wake_mode.get() == WakeMode::HandBack
+        self.wakes.mode.get() == WakeMode::HandBack
     }
 
     /// Delivers a deferred wake-up of a task's own waker (`wake`) so that
@@ -103,9 +104,9 @@ impl Core {
     /// ([`WakeMode::HandBack`]) rather than queued; `None` if the wake-up
     /// scheduled nothing (the task had been woken and run meanwhile).
     fn deliver_own_wake(&self, wake: impl FnOnce()) -> Option<Runnable> {
-        let mode = self.wake_mode.replace(WakeMode::HandBack);
+        let mode = self.wakes.mode.replace(WakeMode::HandBack);
         wake();
-        self.wake_mode.set(mode);
-        self.handed_back.take()
+        self.wakes.mode.set(mode);
+        self.wakes.handed_back.take()
     }
 }

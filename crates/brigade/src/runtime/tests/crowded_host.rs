@@ -1,7 +1,7 @@
 //! A crowded host, made deterministic: the worker watching the driver is
 //! held after it wakes, as a kernel with no free CPU would hold it, and the
 //! work it was woken for must still be served, by the busy worker whose
-//! `yield_if_busy()` loop trusted it (`driver/poll.rs`, "the crowded-host
+//! `yield_if_busy()` loop trusted it (`driver/poll/mod.rs`, "the crowded-host
 //! hand-off"). The tests assert what is served, never how fast; every wait
 //! is bounded, and a held watcher is let go when a test fails. Without the
 //! hand-off the first two fail: the held watcher is the only one that would

@@ -1,0 +1,313 @@
+//! The scheduling policy: where a task goes and when it runs, every rule in
+//! the order a worker applies it, each with its constant and the reason
+//! for it. The files named beside each rule implement it and point back
+//! here; the measurements behind the constants are in `docs/results.md`.
+//! `docs/design.md` draws the same rules, with the same numbers.
+//!
+//! This file is layer 0: it imports nothing, so the driver, the yield
+//! queue, the task classes and the scheduler all read their constants from
+//! it.
+//!
+//! # A. Where a task goes (the schedule hook)
+//!
+//! A spawn or a wake-up reaches `task::host::schedule`, then
+//! `Shared::schedule_on_worker` or `schedule_remote` (`runtime/shared.rs`).
+//!
+//! - **A1. Off this runtime's workers** (another thread, a timer or I/O
+//!   harvested by a non-worker, another runtime's worker): the injector.
+//!   One shared queue every worker looks at (B3, B6).
+//! - **A2. Classify the wake** (`task/class.rs`): a [`TaskClass::Auto`]
+//!   task that woke only itself [`DEMOTE_AFTER`] times in a row is
+//!   *demoted* to background; its next wake by anything else promotes it.
+//!   Why: a loop around `yield_now()` is background work; demoted, its
+//!   units step aside while other work waits instead of queueing ahead of
+//!   foreground tasks woken after them.
+//! - **A3. A background self-wake** (of a demoted `Auto` task or a
+//!   `Background` one; not a deferred wake-up handed back, B9) asks
+//!   `Core::background_turn` (`runtime/worker/step_aside.rs`), in this
+//!   order: runs on if a worker is idle, the task was aborted, it already has a
+//!   yield-queue entry, or it holds a rescue slice (B2); *steps aside* into
+//!   its worker's shard of the yield queue if the worker's deque or the
+//!   injector holds a task; *takes turns* with the background tasks in its
+//!   worker's shard after [`TURN_AFTER_SELF_WAKES`] self-wakes; and, at the
+//!   first self-wake of an epoch, steps aside if the yield queue holds
+//!   anything, the epoch's I/O poll woke a task here, or another worker
+//!   needs help (C5's rule). Otherwise it runs on (A4).
+//! - **A4. A self-wake** (`yield_now`, a move to the back): the back of
+//!   this worker's deque, and the next tick looks at the injector first
+//!   (B3): a task that gives way gives way to work from outside too.
+//! - **A5. An `Auto` or `Foreground` task spawned or woken by another
+//!   task's poll** on this worker: its *run-next slot* (`runtime/worker/run_next.rs`), the
+//!   one task it runs after the poll; a second one displaces the first to
+//!   the deque. Why: the task the poll's output is for runs while its data
+//!   is in the cache (docs/results.md, "The run-next slot"). Never on a
+//!   current-thread runtime, inside `block_in_place`, or for a task woken
+//!   while the worker waits in the driver.
+//! - **A6. Any other task on a worker**: the back of its deque, with a
+//!   notification of an idle worker (`Idle::notify_one`). Two exceptions
+//!   hold the notification back:
+//!   - tasks woken while this worker dispatches driver events from its own
+//!     park (it runs them itself; it wakes one helper if more than one
+//!     came);
+//!   - a spawn into an *empty* deque, and a task in the run-next slot
+//!     (A5): this worker runs it as soon as the poll ends. If the poll goes
+//!     on instead, the task is announced (and a run-next task opened to
+//!     stealers) by one of three paths: the poll's next idle check on the
+//!     fast path (C1), its entry into `block_in_place`, or the monitor's
+//!     next watch (`runtime/worker/spawned.rs`). Why: a chain of spawns
+//!     stays on one worker instead of waking a sleeper per link
+//!     (docs/results.md, "Scaling").
+//!
+//! # B. When it runs (`Core::next_task`, once per tick)
+//!
+//! - **B1. Driver poll.** Every [`EVENT_INTERVAL`] ticks, a non-blocking
+//!   poll of I/O and timers; otherwise at the first tick of each epoch
+//!   (2^[`EPOCH_SHIFT`] ns) the runtime's one poll for that epoch, or, while
+//!   a worker watches the driver, the check that it serves (C1's crowded
+//!   host).
+//! - **B2. Rescue.** At the first tick of an epoch: if the yield queue's
+//!   head has waited longer than `max_yield_delay`
+//!   ([`DEFAULT_MAX_YIELD_DELAY`]) and nobody took an entry out the usual
+//!   way for as long, this worker takes it, ahead of everything else, and
+//!   the task runs as if nothing waited for [`RESCUE_SLICE`]; rescues are
+//!   spaced so that they take at most [`RESCUE_SHARE_PERCENT`] of the
+//!   workers (`yield_queue/rescue.rs`, `runtime/worker/yielded.rs`). Why: the
+//!   yield queue must not starve under a flood (docs/results.md, "Yielded
+//!   work under a flood").
+//!   Then, with a floor set (`Builder::background_floor`, `F`; default
+//!   none), the **floor's turn**: each worker owes background work `F` of
+//!   its time while such work waits; once it owes [`FLOOR_SLICE`], it takes
+//!   its own shard's head ahead of everything else for a [`FLOOR_SLICE`]
+//!   slice (`runtime/worker/floor.rs`). Why: a bulk job with a deadline
+//!   needs a share under a foreground that never lets up (docs/results.md,
+//!   "Background floor").
+//! - **B3. Injector first**, every [`GLOBAL_QUEUE_INTERVAL`] ticks or on
+//!   the tick after a self-wake (A4): a deque that refills itself never
+//!   starves tasks spawned from outside.
+//! - **B4. Run-next slot** (A5), at most [`MAX_RUN_NEXT_STREAK`] tasks in a
+//!   row; the next goes to the back of the deque. Why: two tasks waking
+//!   each other would otherwise hold the worker for ever.
+//! - **B5. Own deque**, FIFO.
+//! - **B6. Injector**, taking a batch into the own deque.
+//! - **B7. Own-shard take-back**, without becoming a searcher: if this
+//!   worker's own shard of the yield queue holds entries, the yield queue
+//!   in B9's order (its own shard's head first; after the epoch's I/O
+//!   look), unless another worker's deque holds work its owner is not
+//!   getting to (`Core::others_need_help`: a backlog, or a task while the
+//!   owner made no progress; looked at once per epoch). Why: becoming a
+//!   searcher at each turn of a background task costs two `SeqCst`
+//!   read-modify-writes on the word every worker reads
+//!   (docs/results.md, "Scaling"). `runtime/worker/mod.rs`.
+//! - **B8. Steal**, as a *searcher*: at most [`max_searching`] workers
+//!   search at once (half, rounded up); a searcher takes half of a random
+//!   victim's deque, or a victim's run-next task once it is open (A6), or
+//!   a batch of the injector (`runtime/worker/steal.rs`, `runtime/idle.rs`).
+//!   Why: a cap keeps stealing from becoming a stampede.
+//! - **B9. Yield queue**, only for a searcher that found nothing, after a
+//!   look at I/O unless a worker looked in this epoch: its own shard's head
+//!   first, unless another shard's head has waited longer by more than an
+//!   epoch (compared once per epoch), then the oldest it may take; another
+//!   worker's *lone* entry only after [`OWNER_GRACE_NANOS`], a backlog at
+//!   once (`YieldQueue::pop_for`, `may_take`; `runtime/worker/yielded.rs`).
+//!   A deferred wake-up is delivered so that the task is handed straight
+//!   back to this worker. Why the grace: the owner takes its background
+//!   task back a moment later, and moving it between threads moves the
+//!   roles the OS has settled (docs/results.md, the `kv` section).
+//! - **B10. Elastic idle grant**: an elastic task waiting for admission
+//!   tokens, unless it is coarse or `ElasticConfig::use_idle_workers` is
+//!   off, runs on CPU nobody else wants (`admission/mod.rs`,
+//!   `take_for_idle_worker`).
+//! - **B11. Park** (`Idle::wait_for_work`): count itself idle, re-check
+//!   every queue (open run-next slots, the yield queue as B9 may take it,
+//!   elastic idle work), then sleep inside the driver's poll if nobody
+//!   watches it, else on its own condvar until the next timer; either way
+//!   no longer than until another worker's lone entry's grace ends (B9).
+//!   The timeout is `Core::occupied_timeout` (`runtime/worker/mod.rs`; with
+//!   the clock paused it sleeps until woken, and wakes the watcher first:
+//!   `runtime/auto_advance.rs`).
+//!
+//! A current-thread runtime runs the same steps on its `block_on` thread,
+//! without B4 (no run-next slot) and with no other worker to steal from,
+//! and polls a woken `block_on` future after at most
+//! [`CURRENT_THREAD_TASKS_PER_TURN`] tasks (`runtime/worker/block_on.rs`).
+//!
+//! # C. While it runs (`yield_if_busy()`)
+//!
+//! - **C1. Fast path** (`coop.rs`, `runtime/context.rs`): a worker is idle
+//!   and nothing holds attention: continue. About once per epoch (the
+//!   clock read at most [`MAX_CALLS_BETWEEN_READS`] calls apart; the
+//!   back-off lives in `metrics/long_poll.rs`, `PollWatch::fast_path_point`)
+//!   it announces a held-back spawn (A6) and checks the idle worker serves:
+//!   if I/O or a timer stayed pending, unharvested, at checks
+//!   [`UNSERVED_EPOCHS`] epochs apart (the watcher was woken and not run: a
+//!   crowded host), this worker harvests it, moves the task to the back,
+//!   and keeps serving the poll for [`RELIEF_NANOS`]; while nothing is
+//!   pending the check backs off to every 2^[`MAX_QUIET_SHIFT`] epochs
+//!   (`runtime/worker/unserved.rs`, `driver/mod.rs`).
+//! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
+//! - **C3. Elastic grant** used up: give way, back through admission
+//!   (`admission/elastic_poll.rs`). With a worker idle, an elastic task
+//!   continues.
+//! - **C4. Continue** while a worker is idle (the fast path fell through
+//!   only because an abort elsewhere holds attention), or while the task
+//!   holds a rescue slice (B2).
+//! - **C5. Decide** (`Core::decide`, `runtime/worker/step_aside.rs`): the
+//!   own deque holds a task: *move to the back* (or *step aside* if this
+//!   task moved to the back last time: the sentinel); the injector holds a
+//!   task: *step aside*; then, once per epoch: the epoch's I/O poll woke a
+//!   task here: move to the back; another worker needs help
+//!   (`others_need_help`, as B7) or the yield queue is overdue (B2): step
+//!   aside; otherwise continue. *Step aside* defers the task's own waker
+//!   into its worker's shard of the yield queue and wakes nobody; a
+//!   foreign waker (a combinator's, a nested executor's) is woken at once.
+//!
+//! [`TaskClass::Auto`]: crate::task::TaskClass::Auto
+
+use std::time::Duration;
+
+/// A1–A3: how many self-wakes in a row demote a `TaskClass::Auto` task.
+///
+/// Four: a request handler that yields once or twice while serving one
+/// request stays foreground, while a loop around `yield_now()` is demoted
+/// after its fourth unit. Demoting early costs little (a demoted task only
+/// steps aside while other work waits, and its next external wake promotes
+/// it); demoting late lets each of its units queue ahead of foreground tasks
+/// woken after it. (`task/class.rs`.)
+pub(crate) const DEMOTE_AFTER: u32 = 4;
+
+/// A3: how many self-wakes of background tasks a worker lets run on, while
+/// other background tasks wait in its shard of the yield queue, before the
+/// next one takes its turn behind them (`Core::take_turns`); the epoch
+/// ends a turn too, if it comes first.
+///
+/// Not 1, as each `yield_now()` is in tokio: a turn through the shard (its
+/// lock held for a pop and a push) costs about a third of a whole yield.
+/// Nor the epoch alone: many demoted loops of tiny units then finish one by
+/// one, an epoch apart, waking whoever waits on them once each. With 64
+/// they finish close together; a loop whose units take 0.5 µs or more
+/// reaches the epoch first. docs/results.md, "Design choices, measured".
+pub(crate) const TURN_AFTER_SELF_WAKES: u32 = 64;
+
+/// B1: how many ticks a busy worker runs between non-blocking driver polls.
+///
+/// A fixed 61 ticks, not tuned at run time: often enough that a busy
+/// runtime handles I/O in batches on the workers themselves (no thread
+/// hop), rarely enough that the `epoll_wait` syscall, which costs as much as
+/// a short poll, is paid once per 61 ticks. Latency under saturation does
+/// not depend on it: the epoch poll (B1) and `yield_if_busy()`'s (C5) bound
+/// that. (`driver/mod.rs`, `runtime/worker/mod.rs`.)
+pub(crate) const EVENT_INTERVAL: u32 = 61;
+
+/// B1, B2, C1, C5: log2 of the epoch length in nanoseconds: 2^15 ns ≈ 33 µs.
+///
+/// When every worker is busy, the epoch bounds how late a network-woken
+/// task is noticed, so it sets the foreground latency floor; the price is
+/// one non-blocking `epoll_wait` per epoch per runtime and one clock read
+/// per epoch per busy worker (or per [`MAX_CALLS_BETWEEN_READS`] calls).
+/// CockroachDB's `runtime.Yield` uses 2^18 ns; docs/results.md, "Design
+/// choices, measured", has the comparison. (`epoch.rs`.)
+pub(crate) const EPOCH_SHIFT: u32 = 15;
+
+/// C1, and every epoch gate: the most calls a gate lets pass between two
+/// clock reads. At high call rates the clock is read once per 1024 calls
+/// (as CockroachDB's `yieldchecks` word does), so a task whose calls
+/// suddenly slow down is noticed at most 1024 calls late. (`epoch.rs`.)
+pub(crate) const MAX_CALLS_BETWEEN_READS: u64 = 1024;
+
+/// B2: the default of [`Builder::max_yield_delay`](crate::Builder::max_yield_delay):
+/// how long the yield queue's head may wait, with nobody serving the queue,
+/// before a worker rescues it.
+pub const DEFAULT_MAX_YIELD_DELAY: Duration = Duration::from_millis(50);
+
+/// B2, C4: how long a rescued task runs as if nothing waited: the default
+/// latency target of elastic admission, the delay a foreground task may see
+/// from it. One poll per rescue would not be enough: a task with 50 µs
+/// units would get 50 µs every `max_yield_delay`. (`yield_queue/rescue.rs`.)
+pub(crate) const RESCUE_SLICE: Duration = Duration::from_millis(1);
+
+/// B2 (the floor's turn): how long a floor turn runs its task as if nothing
+/// waited, and the debt at which a turn is due. Long enough that a turn's
+/// cost (a pop, a wake-up, the task's cache) is small next to it; short
+/// enough that a request waiting behind it is delayed by a fraction of a
+/// millisecond. (`runtime/worker/floor.rs`.)
+pub(crate) const FLOOR_SLICE: Duration = Duration::from_micros(250);
+
+/// B2 (the floor's turn): the most debt or credit a worker's floor account
+/// holds, in slices: neither background time that ran for free (an idle
+/// worker's) nor a stretch with nothing to give is banked for long, so the
+/// floor is a share over about a millisecond. (`runtime/worker/floor.rs`.)
+pub(crate) const FLOOR_MAX_BALANCE_SLICES: i64 = 4;
+
+/// B2: the most of the workers' time that rescues may take, in 1/100:
+/// foreground work keeps at least 96% of the workers however many tasks
+/// starve. (`yield_queue/rescue.rs`.)
+pub(crate) const RESCUE_SHARE_PERCENT: u64 = 4;
+
+/// B3: how many ticks (tasks taken) between two forced looks at the
+/// injector.
+///
+/// A fixed 61 ticks: it bounds how long an injected task can wait behind a
+/// self-refilling local deque to 61 polls, costs one failed injector check
+/// per 61 polls when there is nothing to find, and, being prime, rarely
+/// falls into step with a workload's own period. (It equals
+/// [`EVENT_INTERVAL`], so both fall on the same tick.) Tokio now tunes its
+/// interval from the mean poll time; brigade keeps a fixed count, one
+/// modulo on the hot path, and spaces by time the checks that need it (B1,
+/// B2) with the epoch. (`runtime/worker/mod.rs`.)
+pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = 61;
+
+/// B4: how many tasks in a row a worker takes from its run-next slot before
+/// it takes the front of its deque: tokio's bound for its LIFO slot. One
+/// `ping_pong` round is two slot runs (the ponger, then the pinger).
+/// (`runtime/worker/run_next.rs`.)
+pub(crate) const MAX_RUN_NEXT_STREAK: u32 = 3;
+
+/// B8: how many workers may search (steal) at once, for `num_workers`
+/// primaries: half of them (of at least two), rounded up, as tokio does.
+/// (`runtime/idle.rs`.)
+pub(crate) fn max_searching(num_workers: usize) -> usize {
+    num_workers.max(2).div_ceil(2)
+}
+
+/// B9, B11: how long a lone entry in a worker's shard of the yield queue is
+/// left for that worker to take back before another worker may take it:
+/// 2^18 ns (8 epochs, about a quarter of a millisecond), several times what
+/// a worker takes to run the request it stepped aside for. (2^20 ns served
+/// `kv` no better and let a crowded host's sleeping worker sleep longer:
+/// docs/results.md, the `kv` section.) (`yield_queue/mod.rs`, `may_take`.)
+pub(crate) const OWNER_GRACE_NANOS: u64 = 1 << 18;
+
+/// C1: how many epochs work must stay pending, unharvested, between two
+/// checks before a busy worker serves it for a watcher it is not relieving.
+/// A watcher that the kernel runs harvests within microseconds of being
+/// woken, so a poll left that long is one whose watcher has not run; a
+/// single sighting may be work that arrived just now.
+/// (`driver/mod.rs`, `UnservedProbe`.)
+pub(crate) const UNSERVED_EPOCHS: u64 = 2;
+
+/// C1: the longest back-off of the crowded-host check while nothing is
+/// pending: a check every 2^3 epochs. (`driver/mod.rs`, `UnservedProbe`.)
+pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
+
+/// C1: how long a busy worker that found the watcher not serving serves the
+/// poll in its place: 2^20 ns, about 1 ms, during which the watcher stops
+/// waiting on the epoll descriptor (`driver/mod.rs`, `Relief`;
+/// docs/results.md, "Relief").
+pub(crate) const RELIEF_NANOS: u64 = 1 << 20;
+
+/// The current-thread flavour of B1–B11: how many tasks a turn of the
+/// `block_on` thread's loop runs at most before it polls a woken `block_on`
+/// future: tokio's event interval, [`EVENT_INTERVAL`].
+/// (`runtime/worker/block_on.rs`.)
+pub(crate) const CURRENT_THREAD_TASKS_PER_TURN: u32 = EVENT_INTERVAL;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn half_the_workers_search_at_most_and_always_one() {
+        assert_eq!(super::max_searching(1), 1);
+        assert_eq!(super::max_searching(2), 1);
+        assert_eq!(super::max_searching(4), 2);
+        assert_eq!(super::max_searching(5), 3);
+    }
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The layer check of docs/design.md ("Layers"): each layer of the brigade
+# crate imports only the layers below it, with the exceptions that page
+# names. Prints every import that breaks a rule, and exits non-zero if
+# there is one; prints "layers: ok" otherwise.
+#
+# Usage: scripts/layers.sh [SRC]   (SRC: the crate's src/, by default
+# crates/brigade/src of this repository)
+#
+# What counts as an import: a path that names another module of the
+# crate (`crate::x`, `super::x`, a `use` group over several lines), in
+# code; comments, and the test modules at the end of a file
+# (`#[cfg(test)]`, `#[cfg(all(test, ...))]` and what follows), are not
+# read. Re-exports (`pub use`) count: a module that re-exports an item
+# depends on it.
+set -euo pipefail
+
+src=${1:-"$(dirname "$0")/../crates/brigade/src"}
+cd "$src"
+
+# Every file's code as logical lines, "path:line: text": comments and
+# trailing test modules dropped, a `use` spread over lines joined into one.
+code() {
+    awk '
+        FNR == 1 { skipping = 0; joined = ""; in_block = 0 }
+        skipping { next }
+        /^#\[cfg\((all\()?test/ { skipping = 1; next }
+        in_block { if ($0 ~ /\*\//) in_block = 0; next }
+        /^[ \t]*\/\*/ { if ($0 !~ /\*\//) in_block = 1; next }
+        /^[ \t]*\/\// { next }
+        {
+            line = $0
+            sub(/[ \t]\/\/.*$/, "", line)
+            if (joined != "") {
+                joined = joined " " line
+                if (line ~ /;/) { print FILENAME ":" start ": " joined; joined = "" }
+                next
+            }
+            if (line ~ /^[ \t]*(pub(\([a-z]+\))? )?use / && line !~ /;/) {
+                joined = line; start = FNR; next
+            }
+            print FILENAME ":" FNR ": " line
+        }
+    ' "$@"
+}
+
+# The files of each layer (see docs/design.md).
+l0=(sync epoch.rs policy.rs slab_shrink.rs metrics)
+l1=(driver)
+l2=(task yield_queue admission io net time signal)
+# The facade: the public entry points (`Runtime`, `Builder` and its
+# flavours, `Handle::block_on` and `enter`, `LocalSet::block_on`), start-up
+# and shutdown.
+l4_files=(lib.rs runtime/mod.rs runtime/start.rs runtime/builder.rs
+    runtime/flavor.rs runtime/enter.rs runtime/shutdown.rs runtime/metrics_source.rs
+    task/local.rs)
+# Test modules that are files of their own (declared under `cfg(test)`).
+is_test='(^|/)(tests|loom_models)(/|\.rs$)|_tests\.rs$'
+rs_files() {
+    find "$@" -name '*.rs' 2>/dev/null | grep -vE "$is_test" |
+        grep -vxF -f <(printf '%s\n' "${l4_files[@]}") | sort || true
+}
+l3_files() { rs_files runtime coop.rs; }
+
+failed=0
+# rule NAME FILES... -- ERE: every code line of FILES matching ERE breaks
+# the rule NAME.
+rule() {
+    local name=$1 files=() pattern
+    shift
+    while [[ $1 != -- ]]; do files+=("$1"); shift; done
+    pattern=$2
+    local hits
+    hits=$(code "${files[@]}" | grep -E "$pattern" || true)
+    if [[ -n $hits ]]; then
+        printf '%s\n%s\n\n' "== $name" "$hits"
+        failed=1
+    fi
+}
+
+above_l0='crate::(driver|task|yield_queue|admission|runtime|io|net|time|signal|coop)\b|crate::(Runtime|Handle|Builder|spawn|spawn_blocking|spawn_elastic)\b'
+above_l1='crate::(task|yield_queue|admission|runtime|io|net|time|signal|coop)\b|crate::(Runtime|Handle|Builder|spawn|spawn_blocking|spawn_elastic)\b'
+# L2 reaches the scheduler only through `runtime::context` (this thread's
+# runtime, worker and task) and the `Handle` type (`runtime/handle.rs`).
+runtime_not_context='runtime::(\{[^}]*\b(attention|auto_advance|blocking|builder|compensation|current_thread|enter|flavor|idle|monitor|run_next|shared|shutdown|start|task_host|thread_cpu|thread_hooks|tokio_compat|worker|Runtime|Builder|Shared|spawn|spawn_blocking|spawn_elastic)\b|(attention|auto_advance|blocking|builder|compensation|current_thread|enter|flavor|idle|monitor|run_next|shared|shutdown|start|task_host|thread_cpu|thread_hooks|tokio_compat|worker|Runtime|Builder|Shared|spawn|spawn_blocking|spawn_elastic)\b)|crate::(Runtime|Builder|spawn|spawn_blocking|spawn_elastic|coop)\b'
+# L3 names no item of the facade: not `shutdown.rs`, `start.rs` or
+# `builder.rs`, nor the `Runtime`, `Builder` or `Handle` of
+# `runtime/mod.rs` (L3's `Handle` is `runtime/handle.rs`'s).
+facade='(crate::runtime|super)::(shutdown|start|builder)\b|(crate::runtime|crate|super)::(Runtime|Builder|Handle|spawn|spawn_blocking|spawn_elastic)\b|(crate::runtime|super)::\{[^}]*\b(shutdown|start|builder|Runtime|Builder|Handle)\b'
+
+rule "L0 (primitives, policy.rs) imports nothing above L0" \
+    $(rs_files "${l0[@]}") -- "$above_l0"
+rule "L1 (driver/) imports only L0" \
+    $(rs_files "${l1[@]}") -- "$above_l1"
+rule "L2 (tasks, yield queue, admission, resources) reaches runtime/ only through runtime::context and Handle" \
+    $(rs_files "${l2[@]}") -- "$runtime_not_context"
+rule "L3 (the scheduler: runtime/ but the facade, coop.rs) imports nothing of L4 (the facade)" \
+    $(l3_files) -- "$facade"
+# The one import circle the layers above would allow inside L3: the
+# thread-locals (which L2 reads) and the worker loop (which sets them).
+rule "runtime/context.rs does not import the worker (it holds an opaque pointer)" \
+    runtime/context.rs -- '(crate::runtime|super)::(worker\b|\{[^}]*\bworker\b)'
+rule "runtime/compensation/ does not import the worker (spare threads are in runtime/worker/)" \
+    $(rs_files runtime/compensation) -- '(crate::runtime|super::super)::(worker\b|\{[^}]*\bworker\b)'
+
+if [[ $failed -ne 0 ]]; then
+    echo "layers: the imports above break docs/design.md's rules" >&2
+    exit 1
+fi
+echo "layers: ok"
