@@ -22,7 +22,8 @@
 # sends and reads then preempt the server's busy threads on a small host,
 # so its latencies are the server's, not its own waits for a core (which
 # kv_load reports as "send lag").
-# Extra server flags can be given in KV_FLAGS (e.g. KV_FLAGS="--elastic");
+# Extra server flags can be given in KV_FLAGS (e.g. KV_FLAGS="--elastic", or
+# KV_FLAGS="--background-floor 0.5", which the tokio server ignores);
 # KV_SERVER=PATH runs another build of the server (to compare two trees).
 # NEIGHBOURS=N crowds the host with N busy processes for the whole run.
 # Not part of CI: it measures speed.
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
         --clients) clients=$2; shift 2 ;;
         --workers) workers_list=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done

@@ -17,7 +17,8 @@
 # the brigade/tokio ratios as a markdown table.
 #
 # usage: scripts/service_bench.sh [--rounds R] [--secs S] [--workers N] [--bulk N]
-#                                 [--no-elastic] [--rates "20000 50000"] [--grpc-rps RPS]
+#                                 [--no-elastic] [--background-floor F]
+#                                 [--rates "20000 50000"] [--grpc-rps RPS]
 #                                 [--tests "axum-rate axum-wrk ..."] [--out DIR]
 #   --rounds R   rounds (default 5)
 #   --secs S     seconds each client runs (default 5)
@@ -25,6 +26,8 @@
 #                to the clients)
 #   --bulk N     bulk tasks where the bulk job is on (default 2 × workers)
 #   --no-elastic brigade spawns the bulk tasks with spawn, not spawn_elastic
+#   --background-floor F  brigade's background floor (Builder::background_floor,
+#                default 0: none); the tokio server ignores it
 #   --rates R    axum-rate's fixed rates, requests/s (default "20000 50000")
 #   --grpc-rps N grpc-ghz-rps's rate (default 5000)
 #   --out DIR    where the rows and the clients' output go (default target/service-bench)
@@ -37,7 +40,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=5 secs=5 workers=2 bulk= elastic=() rates="20000 50000" grpc_rps=5000 out=target/service-bench
+rounds=5 secs=5 workers=2 bulk= elastic=() floor=() rates="20000 50000" grpc_rps=5000 out=target/service-bench
 tests="axum-rate axum-wrk axum-wrk-nobulk axum-h2load grpc-ghz-rps grpc-ghz-max"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -46,11 +49,12 @@ while [ $# -gt 0 ]; do
         --workers) workers=$2; shift 2 ;;
         --bulk) bulk=$2; shift 2 ;;
         --no-elastic) elastic=(--no-elastic); shift ;;
+        --background-floor) floor=(--background-floor "$2"); shift 2 ;;
         --rates) rates=$2; shift 2 ;;
         --grpc-rps) grpc_rps=$2; shift 2 ;;
         --tests) tests=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -94,7 +98,7 @@ start_server() {
     local example=$1 runtime=$2 bulk_tasks=$3 log=$4
     : >"$log"
     "$bin/$example" --runtime "$runtime" --workers "$workers" --bulk "$bulk_tasks" \
-        --keys "$keys" --addr 127.0.0.1:0 --secs $((secs + 120)) "${elastic[@]}" >"$log" 2>&1 &
+        --keys "$keys" --addr 127.0.0.1:0 --secs $((secs + 120)) "${elastic[@]}" "${floor[@]}" >"$log" 2>&1 &
     server_pid=$!
     port=
     for _ in $(seq 600); do

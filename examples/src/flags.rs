@@ -52,6 +52,15 @@ pub(crate) fn parse_positive<T: std::str::FromStr + PartialOrd + Default>(
     Ok(value)
 }
 
+/// Parses `text`, the value of `flag`, as a fraction in `[0, 1]` (a
+/// share of the CPU).
+pub(crate) fn parse_fraction(flag: &str, text: &str) -> Result<f64, String> {
+    text.parse()
+        .ok()
+        .filter(|share: &f64| (0.0..=1.0).contains(share))
+        .ok_or_else(|| format!("{flag} must be a fraction from 0 to 1, got {text:?}"))
+}
+
 /// Parses `text`, the value of `flag`, as a number of seconds above 0 that
 /// a `Duration` can hold (`1e300` is an error, not a panic).
 pub(crate) fn parse_positive_secs(flag: &str, text: &str) -> Result<Duration, String> {

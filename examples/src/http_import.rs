@@ -212,6 +212,7 @@ fn start_brigade(
 ) -> io::Result<(Runtime, SocketAddr)> {
     let rt = brigade_builder(config.workers)
         .thread_name("http-import-brigade")
+        .background_floor(config.background_floor)
         .build()?;
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;

@@ -110,7 +110,11 @@ fn build_runtime(config: &Config) -> io::Result<Runtime> {
     let name = worker_name(config.runtime);
     Ok(match config.runtime {
         RuntimeKind::Brigade => {
-            Runtime::Brigade(brigade_builder(config.workers).thread_name(name).build()?)
+            let mut builder = brigade_builder(config.workers);
+            builder
+                .thread_name(name)
+                .background_floor(config.background_floor);
+            Runtime::Brigade(builder.build()?)
         }
         RuntimeKind::Tokio => {
             Runtime::Tokio(tokio_builder(config.workers).thread_name(name).build()?)

@@ -86,6 +86,7 @@ fn config(runtime: RuntimeKind) -> Config {
         import: ImportMode::Yielding,
         tasks: 4,
         elastic: true,
+        background_floor: 0.0,
         runtime,
         http2: false,
         duration: None,
@@ -128,6 +129,17 @@ fn brigade_serves_1000_requests_correctly_during_the_import() {
     serve_correctly_during_import(&server, 4, 250);
     let totals = server.shutdown();
     assert!(totals.rows > 0 && totals.requests == 1004, "{totals:?}");
+}
+
+/// `--background-floor`: the runtime takes it (a bad one would fail the
+/// start), and requests are still all answered, the import still going.
+#[test]
+fn brigade_with_a_background_floor_serves_requests_correctly_during_the_import() {
+    let mut config = config(RuntimeKind::Brigade);
+    config.background_floor = 0.5;
+    let server = http_import::start(&config).unwrap();
+    serve_correctly_during_import(&server, 4, 100);
+    server.shutdown();
 }
 
 #[test]

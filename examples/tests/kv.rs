@@ -128,6 +128,7 @@ fn config(runtime: RuntimeKind, snapshot_path: Option<PathBuf>) -> Config {
             path: snapshot_path,
         }),
         elastic: false,
+        background_floor: 0.0,
         duration: None,
     }
 }

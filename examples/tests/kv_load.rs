@@ -24,6 +24,7 @@ fn server_config(runtime: RuntimeKind) -> kv::Config {
             path: None,
         }),
         elastic: false,
+        background_floor: 0.0,
         duration: None,
     }
 }
@@ -220,6 +221,7 @@ fn with_http_kv_every_put_and_get_is_answered_by_axum_service_on_both_runtimes()
             workers: 2,
             bulk: 2,
             elastic: true,
+            background_floor: 0.0,
             keys: PREFILL,
             duration: None,
         })

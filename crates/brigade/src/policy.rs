@@ -74,6 +74,13 @@
 //!   workers (`yield_queue/rescue.rs`, `runtime/worker/yielded.rs`). Why: the
 //!   yield queue must not starve under a flood (docs/results.md, "Yielded
 //!   work under a flood").
+//!   Then, with a floor set (`Builder::background_floor`, `F`; default
+//!   none), the **floor's turn**: each worker owes background work `F` of
+//!   its time while such work waits; once it owes [`FLOOR_SLICE`], it takes
+//!   its own shard's head ahead of everything else for a [`FLOOR_SLICE`]
+//!   slice (`runtime/worker/floor.rs`). Why: a bulk job with a deadline
+//!   needs a share under a foreground that never lets up (docs/results.md,
+//!   "Background floor").
 //! - **B3. Injector first**, every [`GLOBAL_QUEUE_INTERVAL`] ticks or on
 //!   the tick after a self-wake (A4): a deque that refills itself never
 //!   starves tasks spawned from outside.
@@ -217,6 +224,19 @@ pub const DEFAULT_MAX_YIELD_DELAY: Duration = Duration::from_millis(50);
 /// from it. One poll per rescue would not be enough: a task with 50 µs
 /// units would get 50 µs every `max_yield_delay`. (`yield_queue/rescue.rs`.)
 pub(crate) const RESCUE_SLICE: Duration = Duration::from_millis(1);
+
+/// B2 (the floor's turn): how long a floor turn runs its task as if nothing
+/// waited, and the debt at which a turn is due. Long enough that a turn's
+/// cost (a pop, a wake-up, the task's cache) is small next to it; short
+/// enough that a request waiting behind it is delayed by a fraction of a
+/// millisecond. (`runtime/worker/floor.rs`.)
+pub(crate) const FLOOR_SLICE: Duration = Duration::from_micros(250);
+
+/// B2 (the floor's turn): the most debt or credit a worker's floor account
+/// holds, in slices: neither background time that ran for free (an idle
+/// worker's) nor a stretch with nothing to give is banked for long, so the
+/// floor is a share over about a millisecond. (`runtime/worker/floor.rs`.)
+pub(crate) const FLOOR_MAX_BALANCE_SLICES: i64 = 4;
 
 /// B2: the most of the workers' time that rescues may take, in 1/100:
 /// foreground work keeps at least 96% of the workers however many tasks

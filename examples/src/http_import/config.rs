@@ -2,13 +2,14 @@
 
 use std::time::Duration;
 
-use crate::flags::{parse_port, parse_positive, parse_positive_secs, walk_flags};
+use crate::flags::{parse_fraction, parse_port, parse_positive, parse_positive_secs, walk_flags};
 use crate::harness::{RuntimeKind, available_cores};
 
 /// Usage text.
 pub const HELP: &str = "\
 usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
-                   [--no-elastic] [--runtime brigade|tokio] [--http2] [--secs S]
+                   [--no-elastic] [--background-floor F] [--runtime brigade|tokio]
+                   [--http2] [--secs S]
 
   --port P      port to listen on at 127.0.0.1 (default 8080; 0 picks a free one)
   --workers W   worker threads (default: available parallelism)
@@ -18,6 +19,8 @@ usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
   --no-yield    run the import without yield points (implies --import)
   --tasks N     import tasks (default: workers × 2)
   --no-elastic  brigade: spawn the import with spawn instead of spawn_elastic
+  --background-floor F  brigade: the smallest share of each worker (0 to 1) the
+                import keeps under any load (Builder::background_floor; default 0)
   --runtime R   brigade (default) or tokio: the same server and import on tokio
   --http2       serve HTTP/2 (prior knowledge, as `h2load` speaks it) instead of HTTP/1.1
   --secs S      stop after S seconds and print totals (default: run until Ctrl-C)";
@@ -47,7 +50,7 @@ impl ImportMode {
 }
 
 /// The example's settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Port at 127.0.0.1; 0 picks a free one.
     pub port: u16,
@@ -60,6 +63,10 @@ pub struct Config {
     /// brigade: spawn the import with `spawn_elastic` (the default) or
     /// with `spawn`.
     pub elastic: bool,
+    /// brigade: the background floor (`Builder::background_floor`), the
+    /// smallest share of each worker that the background keeps while it
+    /// waits; 0 (the default): none. No effect on tokio.
+    pub background_floor: f64,
     /// The runtime under test.
     pub runtime: RuntimeKind,
     /// Serve HTTP/2 (prior knowledge) instead of HTTP/1.1.
@@ -77,6 +84,7 @@ impl Default for Config {
             import: ImportMode::Off,
             tasks: workers * 2,
             elastic: true,
+            background_floor: 0.0,
             runtime: RuntimeKind::Brigade,
             http2: false,
             duration: None,
@@ -102,6 +110,7 @@ impl Config {
                 }
                 "--no-yield" => config.import = ImportMode::NoYield,
                 "--no-elastic" => config.elastic = false,
+                "--background-floor" => config.background_floor = parse_fraction(flag, &value()?)?,
                 "--http2" => config.http2 = true,
                 "--runtime" => config.runtime = RuntimeKind::parse(flag, &value()?)?,
                 "--secs" => config.duration = Some(parse_positive_secs(flag, &value()?)?),
@@ -146,6 +155,8 @@ mod tests {
             "--http2",
             "--secs",
             "1.5",
+            "--background-floor",
+            "0.5",
         ])
         .unwrap();
         assert_eq!(
@@ -156,6 +167,7 @@ mod tests {
                 import: ImportMode::Yielding,
                 tasks: 6,
                 elastic: true,
+                background_floor: 0.5,
                 runtime: RuntimeKind::Tokio,
                 http2: true,
                 duration: Some(Duration::from_millis(1500)),
@@ -191,6 +203,10 @@ mod tests {
                 "--runtime must be brigade or tokio",
             ),
             (&["--secs", "0"][..], "--secs must be a positive number"),
+            (
+                &["--background-floor", "1.5"][..],
+                "--background-floor must be a fraction from 0 to 1",
+            ),
             (&["--frobnicate"][..], "unknown flag"),
         ] {
             let error = parse(args).unwrap_err();

@@ -4,14 +4,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::snapshot::SnapshotSettings;
-use crate::flags::{parse_number, parse_port, parse_positive, walk_flags};
+use crate::flags::{parse_fraction, parse_number, parse_port, parse_positive, walk_flags};
 pub use crate::harness::RuntimeKind;
 
 /// Usage text.
 pub const HELP: &str = "\
 usage: kv [--port P] [--workers W] [--runtime brigade|tokio] [--prefill N]
           [--value-size B] [--snapshot-every-ms MS] [--no-snapshot]
-          [--snapshot-path FILE] [--elastic] [--secs S]
+          [--snapshot-path FILE] [--elastic] [--background-floor F] [--secs S]
 
   --port P              port to listen on at 127.0.0.1 (default 6379; 0 picks a free one)
   --workers W           worker threads (default: available parallelism)
@@ -23,10 +23,12 @@ usage: kv [--port P] [--workers W] [--runtime brigade|tokio] [--prefill N]
   --no-snapshot         no snapshot task
   --snapshot-path FILE  also write each snapshot to FILE
   --elastic             brigade: spawn the snapshot with spawn_elastic instead of spawn
+  --background-floor F  brigade: the smallest share of each worker (0 to 1) the snapshot
+                        keeps under any load (Builder::background_floor; default 0)
   --secs S              stop after S seconds and print totals (default or 0: run until killed)";
 
 /// The example's settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Port at 127.0.0.1; 0 picks a free one.
     pub port: u16,
@@ -42,6 +44,10 @@ pub struct Config {
     pub snapshot: Option<SnapshotSettings>,
     /// brigade: spawn the snapshot with `spawn_elastic` rather than `spawn`.
     pub elastic: bool,
+    /// brigade: the background floor (`Builder::background_floor`), the
+    /// smallest share of each worker that the background keeps while it
+    /// waits; 0 (the default): none. No effect on tokio.
+    pub background_floor: f64,
     /// How long to run; `None` runs until the process is stopped.
     pub duration: Option<Duration>,
 }
@@ -59,6 +65,7 @@ impl Default for Config {
                 path: None,
             }),
             elastic: false,
+            background_floor: 0.0,
             duration: None,
         }
     }
@@ -84,6 +91,7 @@ impl Config {
                 "--no-snapshot" => snapshot_on = false,
                 "--snapshot-path" => path = Some(PathBuf::from(value()?)),
                 "--elastic" => config.elastic = true,
+                "--background-floor" => config.background_floor = parse_fraction(flag, &value()?)?,
                 "--secs" => config.duration = parse_secs(&value()?)?,
                 _ => return Ok(false),
             }
@@ -154,6 +162,8 @@ mod tests {
             "--elastic",
             "--secs",
             "1.5",
+            "--background-floor",
+            "0.25",
         ])
         .unwrap();
         assert_eq!(
@@ -169,6 +179,7 @@ mod tests {
                     path: Some(PathBuf::from("/tmp/kv.snap")),
                 }),
                 elastic: true,
+                background_floor: 0.25,
                 duration: Some(Duration::from_millis(1500)),
             }
         );
@@ -195,6 +206,7 @@ mod tests {
                 "--value-size must be at most",
             ),
             (&["--no-snapshot", "--snapshot-path", "x"][..], "contradict"),
+            (&["--background-floor", "-0.5"][..], "must be a fraction"),
             (&["--frobnicate"][..], "unknown flag"),
         ] {
             let error = parse(args).unwrap_err();

@@ -87,8 +87,12 @@ pub fn run(config: &Config) -> io::Result<()> {
             break;
         }
     }
+    let counters = server.brigade_counters();
     let totals = server.shutdown();
     let secs = totals.elapsed.as_secs_f64();
+    if let Some(counters) = counters {
+        println!("brigade counters: {counters}");
+    }
     println!(
         "total: {} commands ({:.0}/s) on {} connections, {} snapshots, {:.2} M keys/s, {:.1} MB/s serialised, in {secs:.1} s",
         totals.commands,

@@ -95,6 +95,7 @@ fn start_brigade(
 ) -> io::Result<(Runtime, SocketAddr)> {
     let rt = brigade_builder(config.workers)
         .thread_name("kv-brigade")
+        .background_floor(config.background_floor)
         .build()?;
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;
@@ -232,6 +233,28 @@ impl Server {
     /// The snapshot task's counters.
     pub fn snapshots(&self) -> &SnapshotStats {
         &self.shared.snapshots
+    }
+
+    /// brigade's scheduler counters so far, as one line of `name=value`
+    /// pairs; `None` on tokio. With the host's context switches and
+    /// syscalls over the same run (`perf stat`), they show what each
+    /// request costs the scheduler.
+    pub fn brigade_counters(&self) -> Option<String> {
+        let metrics = self.runtime.as_ref()?.as_brigade()?.metrics();
+        Some(format!(
+            "polls={} yields={} yield_queue_entries={} rescues={} parks={} steals={} \
+             idle_not_serving={} descheduled_stretches={} compensations={} demotions={}",
+            metrics.total_polls(),
+            metrics.yields(),
+            metrics.yield_queue_entries(),
+            metrics.yield_queue_rescues(),
+            metrics.total_parks(),
+            metrics.total_steals(),
+            metrics.idle_not_serving(),
+            metrics.descheduled_stretches(),
+            metrics.compensations(),
+            metrics.demotions(),
+        ))
     }
 
     /// The map itself.

@@ -3,7 +3,7 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use crate::flags::{parse_number, parse_positive, walk_flags};
+use crate::flags::{parse_fraction, parse_number, parse_positive, walk_flags};
 use crate::harness::RuntimeKind;
 
 /// The flags' usage text, after the program's own first line.
@@ -13,6 +13,8 @@ pub const FLAGS: &str = "\
   --workers N    worker threads (default 2)
   --bulk N       bulk re-index tasks beside the service (default 2 × workers; 0 = none)
   --no-elastic   brigade: spawn the bulk tasks with spawn instead of spawn_elastic
+  --background-floor F  brigade: the smallest share of each worker (0 to 1) the bulk
+                 tasks keep under any load (Builder::background_floor; default 0)
   --keys N       keys key:000000000000 .. prefilled (default 100000)
   --secs S       stop after S seconds, printing a summary (default 0 = run until killed)";
 
@@ -31,6 +33,10 @@ pub struct Config {
     /// whose CPU the runtime's controller bounds by the scheduling latency,
     /// or with `spawn` (`--no-elastic`). No effect on tokio.
     pub elastic: bool,
+    /// brigade: the background floor (`Builder::background_floor`), the
+    /// smallest share of each worker that the background keeps while it
+    /// waits; 0 (the default): none. No effect on tokio.
+    pub background_floor: f64,
     /// Keys prefilled.
     pub keys: u64,
     /// How long to run; `None`: until killed.
@@ -46,6 +52,7 @@ impl Config {
             workers: 2,
             bulk: 4,
             elastic: true,
+            background_floor: 0.0,
             keys: 100_000,
             duration: None,
         }
@@ -68,6 +75,7 @@ impl Config {
                 "--workers" => config.workers = parse_positive(flag, &value()?)?,
                 "--bulk" => bulk = Some(parse_number(flag, &value()?)?),
                 "--no-elastic" => config.elastic = false,
+                "--background-floor" => config.background_floor = parse_fraction(flag, &value()?)?,
                 "--keys" => config.keys = parse_positive(flag, &value()?)?,
                 "--secs" => config.duration = parse_secs(flag, &value()?)?,
                 _ => return Ok(false),
@@ -126,6 +134,8 @@ mod tests {
             "--secs",
             "2.5",
             "--no-elastic",
+            "--background-floor",
+            "0.5",
         ])
         .unwrap();
         assert_eq!(
@@ -136,6 +146,7 @@ mod tests {
                 workers: 3,
                 bulk: 6,
                 elastic: false,
+                background_floor: 0.5,
                 keys: 10,
                 duration: Some(Duration::from_millis(2500)),
             }
@@ -156,6 +167,7 @@ mod tests {
             (&["--keys", "0"][..], "--keys must be at least 1"),
             (&["--secs", "-1"][..], "--secs must be a number of seconds"),
             (&["--secs", "1e300"][..], "--secs is too large"),
+            (&["--background-floor", "2"][..], "must be a fraction"),
             (&["--addr", "nowhere"][..], "--addr must be HOST:PORT"),
             (&["--secs"][..], "--secs needs a value"),
             (&["--frobnicate"][..], "unknown flag"),

@@ -40,6 +40,7 @@ pub struct Builder {
     pub(crate) max_spare_workers: Option<usize>,
     pub(crate) demote_background: bool,
     pub(crate) max_yield_delay: Option<Duration>,
+    pub(crate) background_floor: f64,
     pub(crate) start_paused: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: bool,
@@ -102,6 +103,7 @@ impl Builder {
             max_spare_workers: None,
             demote_background: true,
             max_yield_delay: Some(DEFAULT_MAX_YIELD_DELAY),
+            background_floor: 0.0,
             start_paused: false,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: true,
@@ -364,6 +366,43 @@ impl Builder {
         self
     }
 
+    /// The smallest share of each worker's time that background work keeps
+    /// while it waits, however busy the foreground is: a fraction in
+    /// `[0, 1]`. Default: 0, no floor (foreground first: background work
+    /// gets the time the foreground leaves, plus the starvation bound of
+    /// [`max_yield_delay`](Self::max_yield_delay)).
+    ///
+    /// Background work is what waits in the yield queue (tasks that stepped
+    /// aside in [`yield_if_busy`](crate::yield_if_busy), demoted background
+    /// tasks) and elastic tasks ([`spawn_elastic`](crate::spawn_elastic)).
+    /// With a floor `F`, each worker owes the yield queue `F` of the time it
+    /// spends while background work waits, and pays it in turns: once it owes
+    /// 250 µs, it takes the queue's head ahead of its own work and lets that
+    /// task run on for 250 µs as if nothing waited. Background time it ran
+    /// anyway (on a worker that had nothing else to do) counts, so a runtime
+    /// with spare time takes no turns. Elastic admission's limit never falls
+    /// below `F` ([`ElasticConfig::min_utilization`] is raised to it; an
+    /// [`ElasticConfig::max_utilization`] below `F` is an error).
+    ///
+    /// The trade-off: under a saturating foreground, the foreground keeps
+    /// only `1 − F` of the workers while background work waits, and a
+    /// request may wait up to one turn (250 µs, or one unit of background
+    /// work if that is longer) behind it. For a service whose bulk job has a
+    /// deadline; leave it at 0 where foreground latency is all that counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Builder::new().background_floor(0.25).build()?;
+    /// # drop(rt);
+    /// assert!(brigade::Builder::new().background_floor(1.5).build().is_err());
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn background_floor(&mut self, share: f64) -> &mut Self {
+        self.background_floor = share;
+        self
+    }
+
     /// Feature `tokio-compat`: whether tokio-based code (`tokio::net`,
     /// `tokio::time`, `tokio::spawn`, and the crates built on them) works
     /// inside this runtime's tasks. Default: `true`.
@@ -510,7 +549,24 @@ impl Builder {
         if let Err((field, problem)) = self.elastic.validate() {
             return Err(BuildError::setting(&format!("elastic.{field}"), problem));
         }
+        self.validate_floor()?;
         Runtime::start(self, workers, spares)
+    }
+
+    fn validate_floor(&self) -> Result<(), BuildError> {
+        let floor = self.background_floor;
+        super::worker::floor::validate(floor)
+            .map_err(|problem| BuildError::setting("background_floor", problem))?;
+        if floor > self.elastic.max_utilization {
+            return Err(BuildError::setting(
+                "background_floor",
+                format!(
+                    "must be at most elastic.max_utilization ({}), got {floor}",
+                    self.elastic.max_utilization
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn resolved_worker_threads(&self) -> Result<usize, BuildError> {

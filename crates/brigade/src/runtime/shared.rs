@@ -103,6 +103,8 @@ pub(crate) struct SchedulerConfig {
     pub(crate) demote_background: bool,
     /// The yield queue's starvation bound (`yield_queue/rescue.rs`); `None`: off.
     pub(crate) max_yield_delay: Option<Duration>,
+    /// The background floor (`worker/floor.rs`); 0: none.
+    pub(crate) background_floor: f64,
     /// Name and stack size of worker threads, spares included.
     pub(crate) thread_name: String,
     pub(crate) thread_stack_size: Option<usize>,

@@ -167,7 +167,10 @@ fn new_shared(
         builder.thread_stack_size,
         driver.clone(),
     );
-    let admission = crate::admission::Admission::new(builder.elastic.clone(), num_workers);
+    let admission = crate::admission::Admission::new(
+        super::worker::floor::with_floor(&builder.elastic, builder.background_floor),
+        num_workers,
+    );
     let (shared, locals) = Shared::new(
         num_workers,
         locals,
@@ -211,6 +214,7 @@ fn scheduler_config(builder: &Builder) -> SchedulerConfig {
         spare_keep_alive: builder.thread_keep_alive,
         demote_background: builder.demote_background,
         max_yield_delay: builder.max_yield_delay,
+        background_floor: builder.background_floor,
         thread_name: builder.thread_name.clone(),
         thread_stack_size: builder.thread_stack_size,
         thread_hooks: builder.thread_hooks.clone(),

@@ -172,9 +172,14 @@ impl Slice {
 
     /// Gives `task` a slice from `now`.
     pub(crate) fn start(&self, task: u64, now: u64) {
+        self.start_for(task, now, RESCUE_SLICE.as_nanos() as u64);
+    }
+
+    /// Gives `task` a slice of `len` nanoseconds from `now` (a turn of the
+    /// background floor: `runtime/worker/floor.rs`).
+    pub(crate) fn start_for(&self, task: u64, now: u64, len: u64) {
         self.task.set(task);
-        self.until
-            .set(now.saturating_add(RESCUE_SLICE.as_nanos() as u64));
+        self.until.set(now.saturating_add(len));
     }
 
     /// Whether `task` holds the slice; `now` is read only if it does. An

@@ -35,6 +35,7 @@
 //! worker's check that an idle worker serves: `worker/unserved.rs`.
 
 mod block_on;
+pub(crate) mod floor;
 pub(crate) mod run_next;
 mod run_task;
 pub(crate) mod spares;
@@ -93,6 +94,8 @@ pub(crate) struct Core {
     run_next: state::RunNextUse,
     /// A3, B2, C4.
     turns: state::Turns,
+    /// B2's floor turn: the background floor's account (`worker/floor.rs`).
+    floor: floor::Floor,
     /// The once-per-epoch checks.
     epochs: state::Epochs,
     /// What the crowded-host check (C1) saw last.
@@ -128,6 +131,7 @@ impl Core {
         Core {
             index,
             is_spare: shared.compensation.is_spare(index),
+            floor: floor::Floor::new(shared.config.background_floor),
             shared,
             local,
             ticks: state::Ticks::new(),

@@ -13,6 +13,7 @@ impl Core {
     /// an elastic task through admission first, and polls it.
     pub(super) fn run_task(&self, runnable: Runnable) {
         self.poll_or_drop(runnable);
+        self.floor.poll_ended(|| self.shared.clock_nanos());
         // A child spawned into the empty deque without a notification is
         // the next task this worker takes (`worker/spawned.rs`).
         self.wakes.notify_deferred.set(false);
@@ -86,6 +87,7 @@ impl Core {
     fn poll_elastic(&self, runnable: Runnable, sampled_at: Option<u64>) {
         let shared = &self.shared;
         let started = self.current_poll.elastic.started();
+        self.floor.background_poll_starts(started);
         self.begin_poll(runnable.metadata(), sampled_at, Some(started));
         // Keeps the task allocation (and its header) alive after `run`.
         let task = TaskRef::of(&runnable);

@@ -43,11 +43,19 @@ impl Core {
         None
     }
 
-    /// B2 of the policy (`policy.rs`): the starvation bound
-    /// (`yield_queue/rescue.rs`), at the first tick of
-    /// an epoch: takes the head of the yield queue if it is overdue and this
-    /// worker wins the rescue, and gives the task a slice.
+    /// B2 of the policy (`policy.rs`), at the first tick of an epoch: a
+    /// task taken from the yield queue ahead of this worker's own deque, by
+    /// a rescue of an overdue head ([`rescue_starving`](Self::rescue_starving))
+    /// or else a turn of the background floor, if one is set and due
+    /// (`worker/floor.rs`).
     pub(super) fn rescue_overdue(&self) -> Option<Runnable> {
+        self.rescue_starving().or_else(|| self.floor_turn())
+    }
+
+    /// The starvation bound (`yield_queue/rescue.rs`): takes the head of the
+    /// yield queue if it is overdue and this worker wins the rescue, and
+    /// gives the task a slice.
+    fn rescue_starving(&self) -> Option<Runnable> {
         let shared = self.shared();
         let head_at = shared.yield_queue.head_at()?;
         let now = shared.clock_nanos();
@@ -66,18 +74,23 @@ impl Core {
     }
 
     /// Takes a waiting task out for this worker to run, recording how long
-    /// it waited until `now`.
-    fn take_back(&self, waiting: Waiting, now: u64) -> Option<Runnable> {
+    /// it waited until `now`; its poll is background time for the floor
+    /// (`worker/floor.rs`).
+    pub(super) fn take_back(&self, waiting: Waiting, now: u64) -> Option<Runnable> {
         let shared = self.shared();
         shared
             .metrics
             .worker(self.index())
             .yield_delay
             .record(now.saturating_sub(waiting.since));
-        match waiting.entry {
+        let runnable = match waiting.entry {
             Entry::Run(runnable) => Some(runnable),
             Entry::Wake(wake) => self.deliver_own_wake(|| wake.wake()),
+        };
+        if runnable.is_some() {
+            self.floor.background_poll_starts(now);
         }
+        runnable
     }
 
     /// Whether this worker is taking a task back from the yield queue: the
