@@ -22,8 +22,15 @@
 
 use brigade_examples::service::{self, Config};
 
-const HELP: &str =
-    "usage: axum_service [flags]\n\nAn axum app beside a bulk job, on brigade or tokio.\n";
+const HELP: &str = "usage: axum_service [flags]
+
+An axum app beside a bulk job, on brigade or tokio. PORT is 3000. Routes:
+  GET /kv/{key}           the value as JSON, 404 if absent
+  PUT /kv/{key}           body {\"value\": [bytes]}
+  GET /health             the thread that served it
+  GET /proxy/{key}        with feature tokio-compat: GET /kv/{key} through hyper-util's
+                          tokio-based client
+";
 
 fn main() {
     let help = format!("{HELP}\n{}", service::config::FLAGS);

@@ -22,8 +22,11 @@
 
 use brigade_examples::service::{self, Config};
 
-const HELP: &str =
-    "usage: grpc_service [flags]\n\nA tonic service beside a bulk job, on brigade or tokio.\n";
+const HELP: &str = "usage: grpc_service [flags]
+
+A tonic service beside a bulk job, on brigade or tokio. PORT is 50051. Service
+kv.Kv (examples/proto/kv.proto): unary Get and Put, server-streaming Scan.
+";
 
 fn main() {
     let help = format!("{HELP}\n{}", service::config::FLAGS);

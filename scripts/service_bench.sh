@@ -19,7 +19,7 @@
 # usage: scripts/service_bench.sh [--rounds R] [--secs S] [--workers N] [--bulk N]
 #                                 [--no-elastic] [--background-floor F]
 #                                 [--rates "20000 50000"] [--grpc-rps RPS]
-#                                 [--tests "axum-rate axum-wrk ..."] [--out DIR]
+#                                 [--tests "axum-rate axum-wrk ..."] [--out DIR] [--pin]
 #   --rounds R   rounds (default 5)
 #   --secs S     seconds each client runs (default 5)
 #   --workers N  worker threads of each server (default 2; 1 leaves a core
@@ -33,6 +33,9 @@
 #   --out DIR    where the rows and the clients' output go (default target/service-bench)
 #   --tests T    which tests (default all): axum-rate axum-wrk axum-wrk-nobulk
 #                axum-h2load grpc-ghz-rps grpc-ghz-max
+#   --pin        the server on CPUs 0..workers-1 and the clients on the rest
+#                (taskset), so that they do not compete for a core; needs more
+#                CPUs than workers
 # Needs wrk, h2load (nghttp2-client) and ghz (GHZ=PATH, default ghz on
 # PATH or ~/go/bin/ghz); a test whose client is missing is skipped.
 # Everything runs on 127.0.0.1; every client run is bounded by `timeout`
@@ -41,6 +44,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=5 secs=5 workers=2 bulk= elastic=() floor=() rates="20000 50000" grpc_rps=5000 out=target/service-bench
+pin=0
 tests="axum-rate axum-wrk axum-wrk-nobulk axum-h2load grpc-ghz-rps grpc-ghz-max"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -54,7 +58,8 @@ while [ $# -gt 0 ]; do
         --grpc-rps) grpc_rps=$2; shift 2 ;;
         --tests) tests=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+        --pin) pin=1; shift ;;
+        -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -63,6 +68,13 @@ for number in "$rounds" "$secs" "$workers" "$grpc_rps" ${bulk:+"$bulk"}; do
 done
 bulk=${bulk:-$((2 * workers))}
 ghz=${GHZ:-$(command -v ghz || echo "$HOME/go/bin/ghz")}
+server_cpus=() client_cpus=()
+if [ "$pin" = 1 ]; then
+    cpus=$(nproc)
+    [ "$cpus" -gt "$workers" ] || { echo "--pin needs more CPUs ($cpus) than workers ($workers)" >&2; exit 2; }
+    server_cpus=(taskset -c "0-$((workers - 1))")
+    client_cpus=(taskset -c "$workers-$((cpus - 1))")
+fi
 keys=100000
 
 cargo build --release -p brigade-examples --example axum_service --example grpc_service \
@@ -97,7 +109,7 @@ trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
 start_server() {
     local example=$1 runtime=$2 bulk_tasks=$3 log=$4
     : >"$log"
-    "$bin/$example" --runtime "$runtime" --workers "$workers" --bulk "$bulk_tasks" \
+    "${server_cpus[@]}" "$bin/$example" --runtime "$runtime" --workers "$workers" --bulk "$bulk_tasks" \
         --keys "$keys" --addr 127.0.0.1:0 --secs $((secs + 120)) "${elastic[@]}" "${floor[@]}" >"$log" 2>&1 &
     server_pid=$!
     port=
@@ -141,7 +153,7 @@ run_client() {
         axum-rate)
             # kv_load exits with 1 if a request failed: the row is kept, and
             # its complaint shown.
-            timeout "$bound" "$bin/kv_load" --http-kv --addr "127.0.0.1:$port" --rate "$rate" \
+            timeout "$bound" "${client_cpus[@]}" "$bin/kv_load" --http-kv --addr "127.0.0.1:$port" --rate "$rate" \
                 --connections 16 --keys "$keys" --ratio 1:9 --secs "$secs" --json \
                 >"$raw" 2>"$out/client-$name.err" || true
             if [ -s "$out/client-$name.err" ]; then sed "s/^/$name: /" "$out/client-$name.err" >&2; fi
@@ -150,7 +162,7 @@ r = json.load(open(sys.argv[1]))
 print(r["achieved_rate"], r["p50_ms"], r["p99_ms"], r["p999_ms"])' "$raw" 2>/dev/null \
                 || echo "- - - -" ;;
         axum-wrk|axum-wrk-nobulk)
-            timeout "$bound" wrk -t2 -c64 -d"${secs}s" --latency "http://127.0.0.1:$port/kv/$key" \
+            timeout "$bound" "${client_cpus[@]}" wrk -t2 -c64 -d"${secs}s" --latency "http://127.0.0.1:$port/kv/$key" \
                 >"$raw" 2>&1 || true
             local rps p50 p99
             rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$raw")
@@ -159,7 +171,7 @@ print(r["achieved_rate"], r["p50_ms"], r["p99_ms"], r["p999_ms"])' "$raw" 2>/dev
             echo "${rps:--} $p50 $p99 -" ;;
         axum-h2load)
             local log="$out/client-$name.log"
-            timeout "$bound" h2load -t2 -c16 -m4 -D "$secs" --log-file="$log" \
+            timeout "$bound" "${client_cpus[@]}" h2load -t2 -c16 -m4 -D "$secs" --log-file="$log" \
                 "http://127.0.0.1:$port/kv/$key" >"$raw" 2>&1 || true
             local rps
             rps=$(awk '/^finished in/ { gsub(",", "", $4); printf "%.0f", $4 }' "$raw")
@@ -176,7 +188,7 @@ print(r["achieved_rate"], r["p50_ms"], r["p99_ms"], r["p999_ms"])' "$raw" 2>/dev
         grpc-ghz-rps|grpc-ghz-max)
             local limit=()
             if [ "$test" = grpc-ghz-rps ]; then limit=(--rps "$rate"); fi
-            timeout "$bound" "$ghz" --insecure --proto examples/proto/kv.proto --call kv.Kv/Get \
+            timeout "$bound" "${client_cpus[@]}" "$ghz" --insecure --proto examples/proto/kv.proto --call kv.Kv/Get \
                 -d "{\"key\":\"$key\"}" "${limit[@]}" --connections 4 -c 50 -z "${secs}s" \
                 --format json "127.0.0.1:$port" >"$raw" 2>"$out/client-$name.err" || true
             python3 -c 'import json,sys
@@ -214,10 +226,15 @@ run_one() {
         | tee -a "$results"
 }
 
-echo "caveat: the clients run on this machine too ($(nproc) cores for $workers server workers and"
-echo "the client threads); they compete for CPU, so these figures compare the runtimes under"
-echo "the same crowding rather than measure either alone. ghz --rps paces its workers, which"
-echo "wait for answers (not a strict open loop); kv_load is one."
+
+if [ "$pin" = 1 ]; then
+    echo "pinned: server on CPUs 0-$((workers - 1)), clients on $workers-$(($(nproc) - 1))."
+else
+    echo "caveat: the clients run on this machine too ($(nproc) cores for $workers server workers and"
+    echo "the client threads); they compete for CPU, so these figures compare the runtimes under"
+    echo "the same crowding rather than measure either alone."
+fi
+echo "ghz --rps paces its workers, which wait for answers (not a strict open loop); kv_load is one."
 for round in $(seq "$rounds"); do
     # Alternate which runtime goes first from round to round.
     if [ $((round % 2)) = 1 ]; then order="brigade tokio"; else order="tokio brigade"; fi

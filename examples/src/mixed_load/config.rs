@@ -33,7 +33,8 @@ verdict per case.
                 (e.g. brigade, tokio, idle, consume_budget; several, comma-separated:
                 any of them)
   --out PATH    where to write the latency chart; the trade-off chart goes beside it
-                (default target/brigade-report/mixed_load.svg)
+                (default: the repository's target/brigade-report/mixed_load.svg,
+                whatever the current directory)
   --period-us P µs between foreground requests (default 1000)
   --rounds R    run the selected variants R times over, interleaved (default 1);
                 latencies are pooled, background figures are the median round

@@ -300,7 +300,7 @@ fn axes(svg: &mut Svg, shares: &ShareScale, latencies: &LogScale, bottom: f64, r
         bottom + 40.0,
         r#"text-anchor="middle""#,
         &format!(
-            "background CPU share of the workers, at most 1 ({}; higher is better →)",
+            "background share of the workers' CPU, 1 = all ({}; higher is better →)",
             share_basis(rounds)
         ),
     );

@@ -8,15 +8,24 @@ use crate::harness::RuntimeKind;
 
 /// The flags' usage text, after the program's own first line.
 pub const FLAGS: &str = "\
-  --runtime R    brigade or tokio (default brigade)
-  --addr A       where to listen (default 127.0.0.1:PORT; port 0 picks a free one)
-  --workers N    worker threads (default 2)
-  --bulk N       bulk re-index tasks beside the service (default 2 × workers; 0 = none)
-  --no-elastic   brigade: spawn the bulk tasks with spawn instead of spawn_elastic
-  --background-floor F  brigade: the smallest share of each worker (0 to 1) the bulk
-                 tasks keep under any load (Builder::background_floor; default 0)
-  --keys N       keys key:000000000000 .. prefilled (default 100000)
-  --secs S       stop after S seconds, printing a summary (default 0 = run until killed)";
+flags:
+  --runtime R             brigade or tokio (default brigade)
+  --addr A                where to listen (default 127.0.0.1:PORT above; port 0 picks a
+                          free one)
+  --workers N             worker threads (default 2)
+  --bulk N                bulk re-index tasks beside the service (default 2 × workers;
+                          0 = none)
+  --no-elastic            brigade: spawn the bulk tasks with spawn; the default is
+                          spawn_elastic, whose CPU share shrinks while requests wait
+  --background-floor F    brigade: the smallest share of each worker (0 to 1) the bulk
+                          tasks keep under any load (Builder::background_floor; default 0)
+  --keys N                keys key:000000000000 .. prefilled (default 100000)
+  --secs S                stop after S seconds and print a summary (default 0 = run
+                          until killed)
+
+Each second it prints requests/s and bulk units/s; the summary adds
+off_worker, the requests whose handler ran on a thread other than the
+runtime's workers (0 when every handler runs on brigade's workers)";
 
 /// A service example's settings.
 #[derive(Debug, Clone, PartialEq)]
