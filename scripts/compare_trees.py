@@ -31,7 +31,7 @@ def mixed_load(path, tree):
             case = heading.group(1)
             continue
         cells = row.match(line)
-        if cells and case and "µs" in line + "ms":
+        if cells and case:
             try:
                 rows[(case, cells.group(1))] = (micros(cells.group(3)), cells.group(6))
             except ValueError:

@@ -19,6 +19,7 @@
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/kv_port.sh
 
 [ $# -ge 2 ] || { sed -n '2,21p' "$0"; exit 2; }
 before=$1 after=$2; shift 2
@@ -65,13 +66,8 @@ kv_one() { # name runtime round
     : >"$log"
     "$bin/kv" --port 0 --workers 2 --runtime "$2" --snapshot-every-ms 0 >"$log" 2>&1 &
     server_pid=$!
-    local port=
-    for _ in $(seq 600); do
-        port=$(sed -n 's/^kv listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log")
-        [ -n "$port" ] && break
-        sleep 0.1
-    done
-    [ -n "$port" ] || { echo "kv did not start:" >&2; cat "$log" >&2; exit 1; }
+    local port
+    port=$(kv_port "$log" "$server_pid") || exit 1
     sleep 1
     local first
     first=$(wc -l <"$log")

@@ -16,6 +16,7 @@
 # Needs perf (linux-perf) allowed to read tracepoints. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/kv_port.sh
 
 rounds=1 rates=20000 out=target/crowded-counts secs=5
 while [ $# -gt 0 ]; do
@@ -47,13 +48,8 @@ run_one() {
     "${server_cpu[@]}" "$bin/kv" --port 0 --workers 2 --runtime "$runtime" \
         --snapshot-every-ms 0 --secs $((secs + 4)) >"$log" 2>&1 &
     server_pid=$!
-    local port=
-    for _ in $(seq 600); do
-        port=$(sed -n 's/^kv listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log")
-        [ -n "$port" ] && break
-        sleep 0.1
-    done
-    [ -n "$port" ] || { echo "kv did not start" >&2; cat "$log" >&2; exit 1; }
+    local port
+    port=$(kv_port "$log" "$server_pid") || exit 1
     sleep 1
     local before
     before=$(wc -l <"$log")

@@ -29,6 +29,7 @@
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/kv_port.sh
 
 rounds=3 requests=200000 clients=20 workers_list="2 1" out=target/kv-bench
 client=closed rates=20000 secs=5 snapshots="off on" load_prefix=()
@@ -92,13 +93,8 @@ run_one() {
     # shellcheck disable=SC2086
     "$server" "${flags[@]}" ${KV_FLAGS:-} >"$log" 2>&1 &
     server_pid=$!
-    local port=
-    for _ in $(seq 600); do
-        port=$(sed -n 's/^kv listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log" || true)
-        [ -n "$port" ] && break
-        sleep 0.1
-    done
-    [ -n "$port" ] || { echo "the server did not start:" >&2; cat "$log" >&2; exit 1; }
+    local port
+    port=$(kv_port "$log" "$server_pid") || exit 1
     sleep 1
     local before after
     before=$(wc -l <"$log")
