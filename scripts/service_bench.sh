@@ -5,7 +5,7 @@
 #
 #   axum-rate-R     kv_load --http-kv at a fixed R requests/s (1 PUT in 10),
 #                   latency from each request's due time (open loop)
-#   axum-wrk        wrk -t2 -c64 (closed loop, HTTP/1.1, GET /kv/KEY)
+#   axum-wrk        wrk -tT -c64 (closed loop, HTTP/1.1, GET /kv/KEY; T = --wrk-threads)
 #   axum-wrk-nobulk the same with no bulk job (--bulk 0)
 #   axum-h2load     h2load -t2 -c16 -m4 (closed loop, HTTP/2 prior knowledge)
 #   grpc-ghz-rps    ghz at a fixed --rps (unary Get)
@@ -20,6 +20,7 @@
 #                                 [--no-elastic] [--background-floor F]
 #                                 [--rates "20000 50000"] [--grpc-rps RPS]
 #                                 [--tests "axum-rate axum-wrk ..."] [--out DIR] [--pin]
+#                                 [--wrk-threads T]
 #   --rounds R   rounds (default 5)
 #   --secs S     seconds each client runs (default 5)
 #   --workers N  worker threads of each server (default 2; 1 leaves a core
@@ -36,6 +37,10 @@
 #   --pin        the server on CPUs 0..workers-1 and the clients on the rest
 #                (taskset), so that they do not compete for a core; needs more
 #                CPUs than workers
+#   --wrk-threads T  wrk's threads (default 2). Two wrk threads on one
+#                client core take turns in the OS's time slices, and a
+#                request waits for the other thread's turn: with --pin on a
+#                2-core host, 1 keeps that wait out of the p99
 # Needs wrk, h2load (nghttp2-client) and ghz (GHZ=PATH, default ghz on
 # PATH or ~/go/bin/ghz); a test whose client is missing is skipped.
 # Everything runs on 127.0.0.1; every client run is bounded by `timeout`
@@ -44,7 +49,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=5 secs=5 workers=2 bulk= elastic=() floor=() rates="20000 50000" grpc_rps=5000 out=target/service-bench
-pin=0
+pin=0 wrk_threads=2
 tests="axum-rate axum-wrk axum-wrk-nobulk axum-h2load grpc-ghz-rps grpc-ghz-max"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -59,11 +64,12 @@ while [ $# -gt 0 ]; do
         --tests) tests=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --pin) pin=1; shift ;;
-        -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+        --wrk-threads) wrk_threads=$2; shift 2 ;;
+        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
-for number in "$rounds" "$secs" "$workers" "$grpc_rps" ${bulk:+"$bulk"}; do
+for number in "$rounds" "$secs" "$workers" "$grpc_rps" "$wrk_threads" ${bulk:+"$bulk"}; do
     [[ "$number" =~ ^[0-9]+$ ]] || { echo "not a whole number: $number" >&2; exit 2; }
 done
 bulk=${bulk:-$((2 * workers))}
@@ -162,7 +168,7 @@ r = json.load(open(sys.argv[1]))
 print(r["achieved_rate"], r["p50_ms"], r["p99_ms"], r["p999_ms"])' "$raw" 2>/dev/null \
                 || echo "- - - -" ;;
         axum-wrk|axum-wrk-nobulk)
-            timeout "$bound" "${client_cpus[@]}" wrk -t2 -c64 -d"${secs}s" --latency "http://127.0.0.1:$port/kv/$key" \
+            timeout "$bound" "${client_cpus[@]}" wrk -t"$wrk_threads" -c64 -d"${secs}s" --latency "http://127.0.0.1:$port/kv/$key" \
                 >"$raw" 2>&1 || true
             local rps p50 p99
             rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$raw")

@@ -59,8 +59,8 @@
 //! timer or another task ([`task::Builder`] fixes a task's
 //! [`task::TaskClass`]; [`Builder::demote_background`] turns demotion off).
 //! Work that stepped aside does not starve: after
-//! [`Builder::max_yield_delay`] (50 ms) it runs ahead of other work for a
-//! 1 ms slice, within a cap of 4% of the workers.
+//! [`Builder::max_yield_delay`] (50 ms) it runs ahead of other work in
+//! 250 µs slices, within a cap of 4% of the workers.
 //!
 //! # The mechanisms behind it
 //! **Elastic tasks.** [`spawn_elastic`] runs background work whose yield

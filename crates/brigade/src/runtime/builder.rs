@@ -333,22 +333,25 @@ impl Builder {
 
     /// The starvation bound of the yield queue: an entry that has waited
     /// longer than this is taken out ahead of other work and runs as if
-    /// nothing waited for a 1 ms slice. Must be at least 1 ms; `None`
+    /// nothing waited for a 250 µs slice. Must be at least 1 ms; `None`
     /// lets yielded work wait for as long as other work keeps every worker
     /// busy. Default: [`DEFAULT_MAX_YIELD_DELAY`] (50 ms).
     ///
     /// Work in the yield queue ([`yield_if_busy`](crate::yield_if_busy),
     /// demoted background tasks) runs only when a worker has nothing else
     /// to do. Under a foreground load that never lets up, that is never;
-    /// this bound gives it a share instead: rescues are spaced so that
-    /// they take at most 4% of the workers' time. With a few starving
-    /// tasks each is rescued about every `max_yield_delay`; with many, the
-    /// 4% cap spaces them further apart.
+    /// this bound gives it a share instead. After the first rescue the
+    /// queue counts as starving until a worker serves it the usual way, and
+    /// rescues follow each other as fast as a cap of 4% of the workers'
+    /// time allows, shared among the starving tasks in queue order. So this
+    /// setting is how long yielded work waits before a starving queue gets
+    /// its share, not the share: for more, see
+    /// [`background_floor`](Self::background_floor).
     ///
     /// The trade-off: each rescue delays the foreground on its worker by up
     /// to the slice. It happens only once the yield queue has starved for
     /// this long, that is, under overload; a runtime with spare time never
-    /// rescues. Shorter bounds rescue sooner under overload, up to the cap.
+    /// rescues. A shorter bound starts the rescues sooner.
     ///
     /// # Examples
     ///

@@ -20,20 +20,29 @@
 //!    yielders that never need to give way to foreground work never let
 //!    queued yielders run either.
 //! 2. **A slice.** The rescued task then runs as if nothing waited for
-//!    [`RESCUE_SLICE`] (1 ms): its `yield_if_busy()` calls continue, and its
-//!    self-wakes do not step aside, until the slice ends. One poll per rescue
-//!    would not be enough: a task with 50 µs units would get 50 µs every
-//!    `max_yield_delay`, 0.1% of a worker.
-//! 3. **A rate limit.** Rescues, runtime-wide, are at least
+//!    [`RESCUE_SLICE`] (250 µs): its `yield_if_busy()` calls continue, and
+//!    its self-wakes do not step aside, until the slice ends. One poll per
+//!    rescue would not be enough: a task with 50 µs units would get 50 µs
+//!    every `max_yield_delay`, 0.1% of a worker. A longer slice is a longer
+//!    stall for the requests queued behind it on that worker.
+//! 3. **Starving goes on.** Once a rescue was needed, the queue stays
+//!    *starving* until a worker takes an entry out the usual way: the next
+//!    rescue comes as soon as the rate limit allows, not after its head has
+//!    waited another `max_yield_delay`. Without this, a lone background
+//!    task, which goes back to the queue when its slice ends, would get one
+//!    slice per `max_yield_delay`, and its share would shrink with the
+//!    slice; with it, short slices add up to the same share.
+//! 4. **A rate limit.** Rescues, runtime-wide, are at least
 //!    `RESCUE_SLICE / (RESCUE_SHARE_PERCENT % × workers)` apart, so however
 //!    many tasks starve, rescued work takes at most
 //!    [`RESCUE_SHARE_PERCENT`] (4%) of the workers, and foreground work
 //!    keeps at least 96% of them.
 //!
-//! With a few starving tasks, each is rescued about every
-//! `max_yield_delay` and gets a slice. With many the share stays at most
-//! 4% and the delay grows with their number (n × 1 ms / 4% of the
-//! workers): the bound on the delay holds for a few tasks, the bound on the
+//! Under a flood, then, the first rescue comes once the head has waited
+//! `max_yield_delay`; after it, starving work gets 4% of the workers in
+//! 250 µs slices (one every 6.25 ms on one worker), shared among the
+//! starving tasks in queue order: each waits about n × 250 µs / 4% of the
+//! workers. The bound on the delay holds for a few tasks, the bound on the
 //! share always. What the bound gives under a flood (the background's
 //! share, the longest yield delay, the foreground's rate) is measured by
 //! `examples/flood.rs`; the figures are in docs/results.md ("Yielded work under
@@ -51,7 +60,9 @@
 //! ## Protocol
 //! `next_at` is claimed with a compare-exchange: of the workers that see
 //! the queue overdue in the same window, one wins and the others go on as
-//! usual. The head's age (`YieldQueue::head_at`) and `served_at` are hints:
+//! usual; the winner then stores `rescued_at`. The head's age
+//! (`YieldQueue::head_at`), `served_at` and `rescued_at` are hints (a
+//! stale one moves a rescue by at most an epoch or one interval):
 //! the winner pops whatever the head is by then, and the slice is the
 //! winning worker's own ([`Slice`]). Nothing else depends on the outcome,
 //! so every access is `Relaxed`; statistics-style words, hence `std`
@@ -76,6 +87,9 @@ pub(crate) struct YieldRescue {
     /// When a worker last took an entry out the usual way, having nothing
     /// else to do (runtime-clock ns).
     served_at: AtomicU64,
+    /// When the last rescue was claimed (runtime-clock ns); 0 before the
+    /// first. Later than `served_at`: the queue is still starving.
+    rescued_at: AtomicU64,
     /// How many rescues there were (statistics).
     rescues: AtomicU64,
 }
@@ -88,6 +102,7 @@ impl YieldRescue {
             interval: slice * 100 / (RESCUE_SHARE_PERCENT * num_workers.max(1) as u64),
             next_at: AtomicU64::new(0),
             served_at: AtomicU64::new(0),
+            rescued_at: AtomicU64::new(0),
             rescues: AtomicU64::new(0),
         }
     }
@@ -121,11 +136,22 @@ impl YieldRescue {
         }
     }
 
-    /// Whether the queue is overdue (see [`is_overdue`](Self::is_overdue))
-    /// and this caller won the right to rescue its head now (see the
-    /// module docs).
+    /// Whether a rescue was claimed within `max_yield_delay` of `now` and
+    /// no entry was served the usual way since: the queue is still starving
+    /// (module docs, 3). A queue that emptied and filled again long after
+    /// its last rescue starts over.
+    fn is_still_starving(&self, now: u64) -> bool {
+        let rescued_at = self.rescued_at.load(Ordering::Relaxed);
+        rescued_at != 0
+            && rescued_at > self.served_at.load(Ordering::Relaxed)
+            && now.saturating_sub(rescued_at) < self.max_delay
+    }
+
+    /// Whether the queue needs a rescue (it is overdue, see
+    /// [`is_overdue`](Self::is_overdue), or still starving) and this caller
+    /// won the right to rescue its head now (see the module docs).
     pub(crate) fn try_claim(&self, head_at: u64, now: u64) -> bool {
-        if !self.is_overdue(head_at, now) {
+        if !self.is_overdue(head_at, now) && !self.is_still_starving(now) {
             return false;
         }
         let next_at = self.next_at.load(Ordering::Relaxed);
@@ -142,6 +168,7 @@ impl YieldRescue {
             )
             .is_ok();
         if claimed {
+            self.rescued_at.store(now.max(1), Ordering::Relaxed);
             self.rescues.fetch_add(1, Ordering::Relaxed);
         }
         claimed
@@ -203,16 +230,47 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// The least time between two rescues with two workers:
+    /// 250 µs / (4% of 2 workers).
+    const INTERVAL: u64 = 3_125_000;
+
     #[test]
     fn only_an_overdue_head_is_rescued_and_rescues_are_spaced() {
         let rescue = YieldRescue::new(Some(Duration::from_millis(50)), 2);
-        // 1 ms / (4% of 2 workers) = 12.5 ms between rescues.
-        assert_eq!(rescue.interval, 12_500_000);
+        assert_eq!(rescue.interval, INTERVAL);
         assert!(!rescue.try_claim(10 * MS, 59 * MS));
         assert!(rescue.try_claim(10 * MS, 60 * MS));
-        assert!(!rescue.try_claim(10 * MS, 70 * MS));
-        assert!(rescue.try_claim(10 * MS, 73 * MS));
+        assert!(!rescue.try_claim(10 * MS, 60 * MS + INTERVAL - 1));
+        assert!(rescue.try_claim(10 * MS, 60 * MS + INTERVAL));
         assert_eq!(rescue.rescues(), 2);
+    }
+
+    #[test]
+    fn a_queue_starving_after_a_rescue_is_rescued_again_at_the_rate_limit() {
+        let rescue = YieldRescue::new(Some(Duration::from_millis(50)), 2);
+        assert!(rescue.try_claim(10 * MS, 60 * MS));
+        // The rescued task went back to the queue when its slice ended: a
+        // head that has hardly waited, yet still starving.
+        let back_at = 60 * MS + MS / 4;
+        assert!(!rescue.is_overdue(back_at, 60 * MS + INTERVAL));
+        assert!(rescue.try_claim(back_at, 60 * MS + INTERVAL));
+        // Served the usual way: no longer starving, so the next head waits
+        // the whole `max_yield_delay` again.
+        let served_at = 60 * MS + INTERVAL + MS;
+        rescue.note_served(served_at);
+        assert!(!rescue.try_claim(served_at, served_at + INTERVAL));
+        assert!(!rescue.try_claim(served_at, served_at + 50 * MS - 1));
+        assert!(rescue.try_claim(served_at, served_at + 50 * MS));
+    }
+
+    #[test]
+    fn a_queue_that_fills_again_long_after_its_last_rescue_starts_over() {
+        let rescue = YieldRescue::new(Some(Duration::from_millis(50)), 2);
+        assert!(rescue.try_claim(10 * MS, 60 * MS));
+        // The queue emptied; an entry comes 100 ms later and nobody served
+        // anything meanwhile: it waits its `max_yield_delay` first.
+        assert!(!rescue.try_claim(160 * MS, 160 * MS + INTERVAL));
+        assert!(rescue.try_claim(160 * MS, 210 * MS));
     }
 
     #[test]
@@ -245,9 +303,10 @@ mod tests {
     fn a_slice_holds_for_its_task_until_it_ends() {
         let slice = Slice::new();
         slice.start(7, 100);
-        assert!(slice.holds(7, || 100 + MS - 1));
+        let len = RESCUE_SLICE.as_nanos() as u64;
+        assert!(slice.holds(7, || 100 + len - 1));
         assert!(!slice.holds(8, || unreachable!("the clock is read for the holder only")));
-        assert!(!slice.holds(7, || 100 + MS));
+        assert!(!slice.holds(7, || 100 + len));
         // Ended for good.
         assert!(!slice.holds(7, || 0));
     }
