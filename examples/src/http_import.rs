@@ -34,6 +34,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use brigade::task::{Builder, TaskClass};
 use brigade_hyper::{BrigadeExecutor, BrigadeIo, BrigadeTimer};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
@@ -232,16 +233,20 @@ fn start_brigade(
             let _ = stream.set_nodelay(true);
             let service = Handler(server_shared.clone());
             // Errors are clients going away mid-request: nothing to do.
+            // Connections are foreground: under a backlog of pipelined
+            // requests hyper wakes the connection's own task again and
+            // again, which a default-class task would be demoted for.
             let io = BrigadeIo::new(stream);
+            let connection = Builder::new().class(TaskClass::Foreground);
             if http2 {
-                brigade::spawn(async move {
+                connection.spawn(async move {
                     let _ = hyper::server::conn::http2::Builder::new(BrigadeExecutor::new())
                         .timer(BrigadeTimer::new())
                         .serve_connection(io, service)
                         .await;
                 });
             } else {
-                brigade::spawn(async move {
+                connection.spawn(async move {
                     let _ = hyper::server::conn::http1::Builder::new()
                         .timer(BrigadeTimer::new())
                         .serve_connection(io, service)

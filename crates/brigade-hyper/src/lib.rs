@@ -62,6 +62,7 @@
 //! use std::time::Duration;
 //!
 //! use brigade::net::{TcpListener, TcpStream};
+//! use brigade::task::{Builder, TaskClass};
 //! use brigade_hyper::{BrigadeIo, BrigadeTimer};
 //! use http_body_util::{BodyExt, Empty, Full};
 //! use hyper::body::{Bytes, Incoming};
@@ -75,12 +76,15 @@
 //!
 //! let rt = brigade::Runtime::new()?;
 //! let exchange = async {
-//!     // The server: one brigade task per connection.
+//!     // The server: one foreground brigade task per connection (a
+//!     // connection with a backlog wakes its own task again and again, which
+//!     // a default-class task is demoted to background work for).
 //!     let listener = TcpListener::bind("127.0.0.1:0").await?;
 //!     let addr = listener.local_addr()?;
 //!     brigade::spawn(async move {
 //!         while let Ok((stream, _)) = brigade_hyper::accept(&listener).await {
-//!             brigade::spawn(async move {
+//!             let connection = Builder::new().class(TaskClass::Foreground);
+//!             connection.spawn(async move {
 //!                 let served = hyper::server::conn::http1::Builder::new()
 //!                     .timer(BrigadeTimer::new())
 //!                     .serve_connection(BrigadeIo::new(stream), hyper::service::service_fn(hello))

@@ -443,3 +443,30 @@ fn invalid_settings_are_errors_that_name_them_when_the_server_starts() {
         assert!(refused(server.addr));
     }
 }
+
+/// A connection with a backlog of pipelined requests: hyper's HTTP/1
+/// dispatcher serves a few, wakes its own task and returns, again and
+/// again. A default-class task that keeps waking itself is demoted to
+/// background work; a connection must never be, or its requests wait
+/// behind the bulk jobs.
+#[test]
+fn a_connection_with_a_backlog_of_pipelined_requests_stays_foreground() {
+    const REQUESTS: usize = 400;
+    let (router, _control) = app();
+    let server = start(router, |serve| serve);
+    let before = server.runtime().metrics().demotions();
+
+    let mut stream = connect(server.addr);
+    let backlog = "GET / HTTP/1.1\r\nhost: test\r\n\r\n".repeat(REQUESTS);
+    stream.write_all(backlog.as_bytes()).unwrap();
+    for served in 0..REQUESTS {
+        let (status, body) =
+            read_response(&mut stream).unwrap_or_else(|error| panic!("response {served}: {error}"));
+        assert!(status.contains("200"), "response {served}: {status}");
+        assert_eq!(body, "hello");
+    }
+
+    let demoted = server.runtime().metrics().demotions() - before;
+    assert_eq!(demoted, 0, "the connection's task was demoted");
+    server.shutdown().unwrap();
+}

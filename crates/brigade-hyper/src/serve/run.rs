@@ -10,6 +10,11 @@
 //! - Each connection is a task in a `JoinSet`, which the loop reaps as
 //!   tasks end (a panic there is logged), and which aborts every
 //!   connection if the server's future is dropped.
+//! - Connection tasks are `TaskClass::Foreground`. Under a backlog of
+//!   pipelined requests hyper's HTTP/1 dispatcher wakes its own task after
+//!   every few messages; a default-class task that keeps waking itself is
+//!   taken for background work and queued behind the bulk jobs, and the
+//!   requests behind it wait for them.
 //! - Each connection is watched by hyper-util's `GracefulShutdown`, whose
 //!   watcher is taken before the task is spawned, so no connection can miss
 //!   the shutdown. On the signal the loop drops the listener, then
@@ -26,7 +31,7 @@ use std::time::Duration;
 
 use brigade::JoinError;
 use brigade::net::{TcpListener, TcpStream};
-use brigade::task::JoinSet;
+use brigade::task::{Builder, JoinSet, TaskClass};
 use hyper::body::Incoming;
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
@@ -100,7 +105,9 @@ where
             service: service.clone(),
             config: config.clone(),
         };
-        connections.spawn(connection.serve());
+        Builder::new()
+            .class(TaskClass::Foreground)
+            .spawn_in(&mut connections, connection.serve());
     }
     drop(listener);
     drain(graceful, connections, config.shutdown_timeout).await;

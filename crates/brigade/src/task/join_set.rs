@@ -319,9 +319,9 @@ impl<T> JoinSet<T> {
         outputs
     }
 
-    /// Adds a spawned task to the set.
     /// Adds a spawned task's handle; returns an [`AbortHandle`] for it.
-    fn insert(&mut self, handle: JoinHandle<T>) -> AbortHandle {
+    /// [`Builder::spawn_in`](super::Builder::spawn_in) spawns through it.
+    pub(super) fn insert(&mut self, handle: JoinHandle<T>) -> AbortHandle {
         let abort = handle.abort_handle();
         let key = self.next_key;
         self.next_key += 1;

@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::panic::Location;
 
-use super::{JoinHandle, TaskClass};
+use super::{AbortHandle, JoinHandle, JoinSet, TaskClass};
 use crate::runtime::{Handle, context};
 
 /// Spawns a task with options, in the style of tokio's `task::Builder`.
@@ -81,5 +81,47 @@ impl Builder {
         F::Output: Send + 'static,
     {
         handle.shared.spawn(future, Location::caller(), self.class)
+    }
+
+    /// Spawns the task on the current runtime and adds it to `set`, as
+    /// [`JoinSet::spawn`] does; returns an [`AbortHandle`] for it.
+    ///
+    /// # Examples
+    ///
+    /// An accept loop that keeps its connections in a set and marks them as
+    /// foreground, so that a connection serving a backlog of requests (which
+    /// wakes its own task again and again) is never taken for background
+    /// work:
+    ///
+    /// ```
+    /// use brigade::task::{Builder, JoinSet, TaskClass};
+    ///
+    /// brigade::Runtime::new()?.block_on(async {
+    ///     let mut connections = JoinSet::new();
+    ///     for id in 0..4 {
+    ///         Builder::new()
+    ///             .class(TaskClass::Foreground)
+    ///             .spawn_in(&mut connections, async move { id * 2 });
+    ///     }
+    ///     let mut served = connections.join_all().await;
+    ///     served.sort();
+    ///     assert_eq!(served, [0, 2, 4, 6]);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Panics
+    /// Outside a runtime context, like [`JoinSet::spawn`].
+    #[track_caller]
+    pub fn spawn_in<F>(self, set: &mut JoinSet<F::Output>, future: F) -> AbortHandle
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let location = Location::caller();
+        let handle = context::with_current("brigade::task::Builder::spawn_in", |handle| {
+            handle.shared.spawn(future, location, self.class)
+        });
+        set.insert(handle)
     }
 }
