@@ -41,6 +41,9 @@
 #                client core take turns in the OS's time slices, and a
 #                request waits for the other thread's turn: with --pin on a
 #                2-core host, 1 keeps that wait out of the p99
+# SERVICE_BIN=DIR runs the servers (axum_service, grpc_service) built in
+# DIR, another tree's target/release/examples, to compare two trees; the
+# clients stay this tree's.
 # Needs wrk, h2load (nghttp2-client) and ghz (GHZ=PATH, default ghz on
 # PATH or ~/go/bin/ghz); a test whose client is missing is skipped.
 # Everything runs on 127.0.0.1; every client run is bounded by `timeout`
@@ -65,7 +68,7 @@ while [ $# -gt 0 ]; do
         --out) out=$2; shift 2 ;;
         --pin) pin=1; shift ;;
         --wrk-threads) wrk_threads=$2; shift 2 ;;
-        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -86,6 +89,7 @@ keys=100000
 cargo build --release -p brigade-examples --example axum_service --example grpc_service \
     --example kv_load
 bin=target/release/examples
+server_bin=${SERVICE_BIN:-$bin}
 mkdir -p "$out"
 results="$out/results.tsv"
 printf 'round\truntime\ttest\trps\tp50_ms\tp99_ms\tp999_ms\tbulk_units_per_s\n' >"$results"
@@ -115,7 +119,7 @@ trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
 start_server() {
     local example=$1 runtime=$2 bulk_tasks=$3 log=$4
     : >"$log"
-    "${server_cpus[@]}" "$bin/$example" --runtime "$runtime" --workers "$workers" --bulk "$bulk_tasks" \
+    "${server_cpus[@]}" "$server_bin/$example" --runtime "$runtime" --workers "$workers" --bulk "$bulk_tasks" \
         --keys "$keys" --addr 127.0.0.1:0 --secs $((secs + 120)) "${elastic[@]}" "${floor[@]}" >"$log" 2>&1 &
     server_pid=$!
     port=
