@@ -37,6 +37,7 @@
 pub(crate) mod attention;
 mod auto_advance;
 mod blocking;
+mod build_error;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
@@ -71,9 +72,10 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 pub use crate::task::spawn::{spawn, spawn_blocking, spawn_elastic};
+pub use build_error::BuildError;
 pub use builder::{
-    BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
-    DEFAULT_MAX_YIELD_DELAY, WORKER_THREADS_ENV,
+    Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY, DEFAULT_MAX_YIELD_DELAY,
+    WORKER_THREADS_ENV,
 };
 pub use enter::{EnterGuard, TryCurrentError};
 pub use handle::Handle;
