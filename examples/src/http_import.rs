@@ -214,6 +214,7 @@ fn start_brigade(
     let rt = brigade_builder(config.workers)
         .thread_name("http-import-brigade")
         .background_floor(config.background_floor)
+        .crowded_host_handoff(config.crowded_host_handoff)
         .build()?;
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;

@@ -87,6 +87,7 @@ fn config(runtime: RuntimeKind) -> Config {
         tasks: 4,
         elastic: true,
         background_floor: 0.0,
+        crowded_host_handoff: true,
         runtime,
         http2: false,
         duration: None,

@@ -9,7 +9,7 @@ use crate::harness::{RuntimeKind, available_cores};
 pub const HELP: &str = "\
 usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
                    [--no-elastic] [--background-floor F] [--runtime brigade|tokio]
-                   [--http2] [--secs S]
+                   [--no-crowded-handoff] [--http2] [--secs S]
 
   --port P      port to listen on at 127.0.0.1 (default 8080; 0 picks a free one)
   --workers W   worker threads (default: available parallelism)
@@ -21,6 +21,9 @@ usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
   --no-elastic  brigade: spawn the import with spawn instead of spawn_elastic
   --background-floor F  brigade: the smallest share of each worker (0 to 1) the
                 import keeps under any load (Builder::background_floor; default 0)
+  --no-crowded-handoff  brigade: busy workers leave I/O to the idle worker woken
+                for it, even when the kernel does not run it
+                (Builder::crowded_host_handoff)
   --runtime R   brigade (default) or tokio: the same server and import on tokio
   --http2       serve HTTP/2 (prior knowledge, as `h2load` speaks it) instead of HTTP/1.1
   --secs S      stop after S seconds and print totals (default: run until Ctrl-C)";
@@ -67,6 +70,8 @@ pub struct Config {
     /// smallest share of each worker that the background keeps while it
     /// waits; 0 (the default): none. No effect on tokio.
     pub background_floor: f64,
+    /// brigade: `Builder::crowded_host_handoff`. No effect on tokio.
+    pub crowded_host_handoff: bool,
     /// The runtime under test.
     pub runtime: RuntimeKind,
     /// Serve HTTP/2 (prior knowledge) instead of HTTP/1.1.
@@ -85,6 +90,7 @@ impl Default for Config {
             tasks: workers * 2,
             elastic: true,
             background_floor: 0.0,
+            crowded_host_handoff: true,
             runtime: RuntimeKind::Brigade,
             http2: false,
             duration: None,
@@ -111,6 +117,7 @@ impl Config {
                 "--no-yield" => config.import = ImportMode::NoYield,
                 "--no-elastic" => config.elastic = false,
                 "--background-floor" => config.background_floor = parse_fraction(flag, &value()?)?,
+                "--no-crowded-handoff" => config.crowded_host_handoff = false,
                 "--http2" => config.http2 = true,
                 "--runtime" => config.runtime = RuntimeKind::parse(flag, &value()?)?,
                 "--secs" => config.duration = Some(parse_positive_secs(flag, &value()?)?),
@@ -157,6 +164,7 @@ mod tests {
             "1.5",
             "--background-floor",
             "0.5",
+            "--no-crowded-handoff",
         ])
         .unwrap();
         assert_eq!(
@@ -168,6 +176,7 @@ mod tests {
                 tasks: 6,
                 elastic: true,
                 background_floor: 0.5,
+                crowded_host_handoff: false,
                 runtime: RuntimeKind::Tokio,
                 http2: true,
                 duration: Some(Duration::from_millis(1500)),

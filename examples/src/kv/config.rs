@@ -11,7 +11,8 @@ pub use crate::harness::RuntimeKind;
 pub const HELP: &str = "\
 usage: kv [--port P] [--workers W] [--runtime brigade|tokio] [--prefill N]
           [--value-size B] [--snapshot-every-ms MS] [--no-snapshot]
-          [--snapshot-path FILE] [--elastic] [--background-floor F] [--secs S]
+          [--snapshot-path FILE] [--elastic] [--background-floor F]
+          [--no-crowded-handoff] [--secs S]
 
   --port P              port to listen on at 127.0.0.1 (default 6379; 0 picks a free one)
   --workers W           worker threads (default: available parallelism)
@@ -25,6 +26,8 @@ usage: kv [--port P] [--workers W] [--runtime brigade|tokio] [--prefill N]
   --elastic             brigade: spawn the snapshot with spawn_elastic instead of spawn
   --background-floor F  brigade: the smallest share of each worker (0 to 1) the snapshot
                         keeps under any load (Builder::background_floor; default 0)
+  --no-crowded-handoff  brigade: busy workers leave I/O to the idle worker woken for it,
+                        even when the kernel does not run it (Builder::crowded_host_handoff)
   --secs S              stop after S seconds and print totals (default or 0: run until killed)";
 
 /// The example's settings.
@@ -48,6 +51,8 @@ pub struct Config {
     /// smallest share of each worker that the background keeps while it
     /// waits; 0 (the default): none. No effect on tokio.
     pub background_floor: f64,
+    /// brigade: `Builder::crowded_host_handoff`. No effect on tokio.
+    pub crowded_host_handoff: bool,
     /// How long to run; `None` runs until the process is stopped.
     pub duration: Option<Duration>,
 }
@@ -66,6 +71,7 @@ impl Default for Config {
             }),
             elastic: false,
             background_floor: 0.0,
+            crowded_host_handoff: true,
             duration: None,
         }
     }
@@ -92,6 +98,7 @@ impl Config {
                 "--snapshot-path" => path = Some(PathBuf::from(value()?)),
                 "--elastic" => config.elastic = true,
                 "--background-floor" => config.background_floor = parse_fraction(flag, &value()?)?,
+                "--no-crowded-handoff" => config.crowded_host_handoff = false,
                 "--secs" => config.duration = parse_secs(&value()?)?,
                 _ => return Ok(false),
             }
@@ -139,6 +146,7 @@ mod tests {
         assert_eq!(snapshot.every, Duration::from_secs(2));
         assert_eq!(snapshot.path, None);
         assert!(!config.elastic);
+        assert!(config.crowded_host_handoff);
         assert_eq!(config.duration, None);
     }
 
@@ -164,6 +172,7 @@ mod tests {
             "1.5",
             "--background-floor",
             "0.25",
+            "--no-crowded-handoff",
         ])
         .unwrap();
         assert_eq!(
@@ -180,6 +189,7 @@ mod tests {
                 }),
                 elastic: true,
                 background_floor: 0.25,
+                crowded_host_handoff: false,
                 duration: Some(Duration::from_millis(1500)),
             }
         );

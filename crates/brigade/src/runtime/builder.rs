@@ -40,6 +40,7 @@ pub struct Builder {
     pub(crate) demote_background: bool,
     pub(crate) max_yield_delay: Option<Duration>,
     pub(crate) background_floor: f64,
+    pub(crate) crowded_host_handoff: bool,
     pub(crate) start_paused: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: bool,
@@ -103,6 +104,7 @@ impl Builder {
             demote_background: true,
             max_yield_delay: Some(DEFAULT_MAX_YIELD_DELAY),
             background_floor: 0.0,
+            crowded_host_handoff: true,
             start_paused: false,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: true,
@@ -402,6 +404,42 @@ impl Builder {
     /// ```
     pub fn background_floor(&mut self, share: f64) -> &mut Self {
         self.background_floor = share;
+        self
+    }
+
+    /// Whether a busy worker serves I/O and timers that an idle worker was
+    /// woken for but has not run: the crowded-host hand-off. Default
+    /// `true`.
+    ///
+    /// On a host with more busy threads than cores (the client on the
+    /// server's cores, a noisy neighbour), the kernel may wake the idle
+    /// worker that waits for I/O and leave it without a core for a
+    /// scheduler tick or more. A busy worker notices (the I/O stayed
+    /// pending, with nobody harvesting it, for two epochs, about 66 µs), takes the
+    /// woken tasks into its own deque, and its running task gives way to
+    /// them at its next [`yield_if_busy`](crate::yield_if_busy).
+    ///
+    /// The trade-off: with the hand-off, requests wait less for a core,
+    /// and the background task on the busy worker gets less of it. `false`
+    /// leaves such I/O to the woken worker, whenever the kernel runs it, as
+    /// tokio does: the background keeps its worker, and request latency
+    /// follows the kernel's scheduling. On a quiet host (a free core for
+    /// every busy thread) the two behave alike: a woken worker runs within
+    /// microseconds, and the hand-off never fires.
+    /// [`idle_not_serving`](crate::RuntimeMetrics::idle_not_serving) counts
+    /// the hand-offs.
+    ///
+    /// # Examples
+    ///
+    /// A bulk job that must keep its CPU on a crowded host:
+    ///
+    /// ```
+    /// let rt = brigade::Builder::new().crowded_host_handoff(false).build()?;
+    /// # drop(rt);
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn crowded_host_handoff(&mut self, enabled: bool) -> &mut Self {
+        self.crowded_host_handoff = enabled;
         self
     }
 

@@ -105,6 +105,9 @@ pub(crate) struct SchedulerConfig {
     pub(crate) max_yield_delay: Option<Duration>,
     /// The background floor (`worker/floor.rs`); 0: none.
     pub(crate) background_floor: f64,
+    /// Whether busy workers serve I/O an idle worker was woken for and not
+    /// run (`worker/unserved.rs`).
+    pub(crate) crowded_host_handoff: bool,
     /// Name and stack size of worker threads, spares included.
     pub(crate) thread_name: String,
     pub(crate) thread_stack_size: Option<usize>,

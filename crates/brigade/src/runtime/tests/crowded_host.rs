@@ -8,11 +8,12 @@
 //! serve.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::driver::test_hooks::Hold;
+use crate::epoch::epoch_of;
 use crate::{Builder, Runtime};
 
 const BOUND: Duration = Duration::from_secs(10);
@@ -20,22 +21,33 @@ const BOUND: Duration = Duration::from_secs(10);
 /// A two-worker runtime with one worker in a `yield_if_busy()` loop until
 /// the returned flag is set, and the other watching the driver.
 fn runtime_with_a_busy_worker() -> (Runtime, Arc<AtomicBool>) {
-    let rt = Builder::new().worker_threads(2).build().unwrap();
+    let (rt, stop, _epoch) = busy_worker_on(Builder::new().worker_threads(2));
+    (rt, stop)
+}
+
+/// [`runtime_with_a_busy_worker`] built by `builder`; also the epoch of
+/// the runtime's clock at the busy loop's latest `yield_if_busy()`.
+fn busy_worker_on(builder: &mut Builder) -> (Runtime, Arc<AtomicBool>, Arc<AtomicU64>) {
+    let rt = builder.build().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    let busy_epoch = Arc::new(AtomicU64::new(0));
     let (running, is_running) = mpsc::channel();
+    let shared = rt.handle.shared.clone();
     rt.spawn({
         let stop = stop.clone();
+        let busy_epoch = busy_epoch.clone();
         async move {
             running.send(()).unwrap();
             while !stop.load(Ordering::Relaxed) {
                 std::hint::spin_loop();
+                busy_epoch.store(epoch_of(shared.clock_nanos()), Ordering::Relaxed);
                 crate::yield_if_busy().await;
             }
         }
     });
     is_running.recv_timeout(BOUND).expect("the busy task runs");
     wait_for_a_watcher(&rt);
-    (rt, stop)
+    (rt, stop, busy_epoch)
 }
 
 /// Waits until `count` workers are idle.
@@ -90,6 +102,54 @@ fn a_busy_worker_serves_io_while_the_idle_worker_is_held() {
         "the busy worker serves the connection while the watcher is held"
     );
     assert!(counted >= 1, "counted as an idle worker not serving");
+}
+
+/// With the hand-off off (`Builder::crowded_host_handoff(false)`), the
+/// busy worker leaves the held watcher's connection alone, through far more
+/// epochs than the hand-off waits (two, after at most eight of back-off),
+/// and the watcher serves it once it runs.
+#[test]
+fn with_the_handoff_off_a_busy_worker_leaves_io_to_the_held_watcher() {
+    /// Epochs of the busy loop, with the connection pending, after which
+    /// the hand-off would long have served it.
+    const EPOCHS: u64 = 64;
+    let (rt, stop, busy_epoch) =
+        busy_worker_on(Builder::new().worker_threads(2).crowded_host_handoff(false));
+    let (bound, address) = mpsc::channel();
+    let (served, was_served) = mpsc::channel();
+    rt.spawn(async move {
+        let listener = crate::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        bound.send(listener.local_addr().unwrap()).unwrap();
+        let accepted = listener.accept().await;
+        served.send(accepted.is_ok()).unwrap();
+    });
+    let address = address.recv_timeout(BOUND).unwrap();
+    wait_for_a_watcher(&rt);
+    let hooks = &rt.handle.shared.driver.test_hooks;
+    let holding = hooks.hold(Hold::KernelWakes);
+    let _client = std::net::TcpStream::connect(address).unwrap();
+    let connected_at = epoch_of(rt.handle.shared.clock_nanos());
+    let deadline = Instant::now() + BOUND;
+    while busy_epoch.load(Ordering::Relaxed) < connected_at + EPOCHS {
+        if Instant::now() >= deadline {
+            drop(holding);
+            stop.store(true, Ordering::Relaxed);
+            panic!("timed out waiting for the busy loop's epochs");
+        }
+        std::thread::yield_now();
+    }
+    let early = was_served.try_recv();
+    let counted = rt.metrics().idle_not_serving();
+    drop(holding);
+    let result = was_served.recv_timeout(BOUND);
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(
+        early,
+        Err(mpsc::TryRecvError::Empty),
+        "the busy worker served the connection with the hand-off off"
+    );
+    assert_eq!(counted, 0, "no hand-off counted");
+    assert_eq!(result, Ok(true), "the watcher serves it once let go");
 }
 
 /// After a busy worker served for the held watcher, the watcher is relieved

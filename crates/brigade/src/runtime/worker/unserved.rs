@@ -51,7 +51,12 @@ impl Core {
     /// run, and it would come late to steal work this worker is about to
     /// run (the watcher is relieved instead: `Relief`). Returns whether it
     /// found any.
+    /// Off (`Builder::crowded_host_handoff(false)`): never; the watcher
+    /// serves whenever the kernel runs it.
     fn serve_unserved(&self, epoch: u64) -> bool {
+        if !self.shared.config.crowded_host_handoff {
+            return false;
+        }
         let mode = self.wakes.mode.replace(WakeMode::Silent);
         let woken = self
             .shared
