@@ -144,7 +144,11 @@
 //!   crowded host), this worker harvests it, moves the task to the back,
 //!   and keeps serving the poll for [`RELIEF_NANOS`]; while nothing is
 //!   pending the check backs off to every 2^[`MAX_QUIET_SHIFT`] epochs
-//!   (`runtime/worker/unserved.rs`, `driver/mod.rs`).
+//!   (`runtime/worker/unserved.rs`, `driver/mod.rs`). Why: on a crowded
+//!   host the woken worker may wait a scheduler tick for a core. The
+//!   price is the busy worker's background task's CPU;
+//!   `Builder::crowded_host_handoff(false)` turns the check off
+//!   (docs/results.md, "Crowded host: the hand-off as a setting").
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
 //! - **C3. Elastic grant** used up: give way, back through admission
 //!   (`admission/elastic_poll.rs`). With a worker idle, an elastic task
