@@ -463,7 +463,8 @@ impl RuntimeMetrics {
     /// from its `yield_if_busy()` loop for it. On a host with CPU to spare
     /// it stays low: the watcher usually harvests first, and a busy worker
     /// only occasionally wins the race for work that arrives after a quiet
-    /// spell.
+    /// spell. It stays 0 with
+    /// [`Builder::crowded_host_handoff(false)`](crate::Builder::crowded_host_handoff).
     pub fn idle_not_serving(&self) -> u64 {
         self.cells().idle_not_serving.load(Ordering::Relaxed)
     }

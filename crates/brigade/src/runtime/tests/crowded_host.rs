@@ -73,9 +73,10 @@ fn wait_for_a_watcher(rt: &Runtime) {
     }
 }
 
-#[test]
-fn a_busy_worker_serves_io_while_the_idle_worker_is_held() {
-    let (rt, stop) = runtime_with_a_busy_worker();
+/// Spawns a task that accepts one connection on a fresh listener and then
+/// sends whether the accept succeeded; returns the listener's address and
+/// that channel, once the task is bound.
+fn accept_one(rt: &Runtime) -> (std::net::SocketAddr, mpsc::Receiver<bool>) {
     let (bound, address) = mpsc::channel();
     let (served, was_served) = mpsc::channel();
     rt.spawn(async move {
@@ -84,7 +85,13 @@ fn a_busy_worker_serves_io_while_the_idle_worker_is_held() {
         let accepted = listener.accept().await;
         served.send(accepted.is_ok()).unwrap();
     });
-    let address = address.recv_timeout(BOUND).unwrap();
+    (address.recv_timeout(BOUND).unwrap(), was_served)
+}
+
+#[test]
+fn a_busy_worker_serves_io_while_the_idle_worker_is_held() {
+    let (rt, stop) = runtime_with_a_busy_worker();
+    let (address, was_served) = accept_one(&rt);
     // The server waits in `accept`; the other worker watches again.
     wait_for_a_watcher(&rt);
     let hooks = &rt.handle.shared.driver.test_hooks;
@@ -115,15 +122,7 @@ fn with_the_handoff_off_a_busy_worker_leaves_io_to_the_held_watcher() {
     const EPOCHS: u64 = 64;
     let (rt, stop, busy_epoch) =
         busy_worker_on(Builder::new().worker_threads(2).crowded_host_handoff(false));
-    let (bound, address) = mpsc::channel();
-    let (served, was_served) = mpsc::channel();
-    rt.spawn(async move {
-        let listener = crate::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        bound.send(listener.local_addr().unwrap()).unwrap();
-        let accepted = listener.accept().await;
-        served.send(accepted.is_ok()).unwrap();
-    });
-    let address = address.recv_timeout(BOUND).unwrap();
+    let (address, was_served) = accept_one(&rt);
     wait_for_a_watcher(&rt);
     let hooks = &rt.handle.shared.driver.test_hooks;
     let holding = hooks.hold(Hold::KernelWakes);
