@@ -415,9 +415,10 @@ impl Builder {
     /// server's cores, a noisy neighbour), the kernel may wake the idle
     /// worker that waits for I/O and leave it without a core for a
     /// scheduler tick or more. A busy worker notices (the I/O stayed
-    /// pending, with nobody harvesting it, for two epochs, about 66 µs), takes the
-    /// woken tasks into its own deque, and its running task gives way to
-    /// them at its next [`yield_if_busy`](crate::yield_if_busy).
+    /// pending, with nobody harvesting it, at two of its checks an epoch,
+    /// about 33 µs, or more apart: within about a third of a millisecond),
+    /// takes the woken tasks into its own deque, and its running task
+    /// gives way to them at its next [`yield_if_busy`](crate::yield_if_busy).
     ///
     /// The trade-off: with the hand-off, requests wait less for a core,
     /// and the background task on the busy worker gets less of it. `false`
@@ -425,7 +426,7 @@ impl Builder {
     /// tokio does: the background keeps its worker, and request latency
     /// follows the kernel's scheduling. On a quiet host (a free core for
     /// every busy thread) the two behave alike: a woken worker runs within
-    /// microseconds, and the hand-off never fires.
+    /// microseconds, and the hand-off fires only now and then.
     /// [`idle_not_serving`](crate::RuntimeMetrics::idle_not_serving) counts
     /// the hand-offs.
     ///

@@ -25,29 +25,34 @@ fn runtime_with_a_busy_worker() -> (Runtime, Arc<AtomicBool>) {
     (rt, stop)
 }
 
-/// [`runtime_with_a_busy_worker`] built by `builder`; also the epoch of
-/// the runtime's clock at the busy loop's latest `yield_if_busy()`.
+/// [`runtime_with_a_busy_worker`] built by `builder`; also how many
+/// distinct epochs of the runtime's clock the busy loop has called
+/// `yield_if_busy()` in.
 fn busy_worker_on(builder: &mut Builder) -> (Runtime, Arc<AtomicBool>, Arc<AtomicU64>) {
     let rt = builder.build().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let busy_epoch = Arc::new(AtomicU64::new(0));
+    let busy_epochs = Arc::new(AtomicU64::new(0));
     let (running, is_running) = mpsc::channel();
     let shared = rt.handle.shared.clone();
     rt.spawn({
         let stop = stop.clone();
-        let busy_epoch = busy_epoch.clone();
+        let busy_epochs = busy_epochs.clone();
         async move {
             running.send(()).unwrap();
+            let mut last_epoch = None;
             while !stop.load(Ordering::Relaxed) {
                 std::hint::spin_loop();
-                busy_epoch.store(epoch_of(shared.clock_nanos()), Ordering::Relaxed);
+                let epoch = epoch_of(shared.clock_nanos());
+                if last_epoch.replace(epoch) != Some(epoch) {
+                    busy_epochs.fetch_add(1, Ordering::Relaxed);
+                }
                 crate::yield_if_busy().await;
             }
         }
     });
     is_running.recv_timeout(BOUND).expect("the busy task runs");
     wait_for_a_watcher(&rt);
-    (rt, stop, busy_epoch)
+    (rt, stop, busy_epochs)
 }
 
 /// Waits until `count` workers are idle.
@@ -113,23 +118,26 @@ fn a_busy_worker_serves_io_while_the_idle_worker_is_held() {
 
 /// With the hand-off off (`Builder::crowded_host_handoff(false)`), the
 /// busy worker leaves the held watcher's connection alone, through far more
-/// epochs than the hand-off waits (two, after at most eight of back-off),
-/// and the watcher serves it once it runs.
+/// epochs of its loop than the hand-off waits (two, after at most eight of
+/// back-off), and the watcher serves it once it runs. The watcher is held
+/// at any wake-up (a stray unpark would let it harvest unheld), and the
+/// test checks that it was.
 #[test]
 fn with_the_handoff_off_a_busy_worker_leaves_io_to_the_held_watcher() {
     /// Epochs of the busy loop, with the connection pending, after which
     /// the hand-off would long have served it.
     const EPOCHS: u64 = 64;
-    let (rt, stop, busy_epoch) =
+    let (rt, stop, busy_epochs) =
         busy_worker_on(Builder::new().worker_threads(2).crowded_host_handoff(false));
     let (address, was_served) = accept_one(&rt);
     wait_for_a_watcher(&rt);
     let hooks = &rt.handle.shared.driver.test_hooks;
-    let holding = hooks.hold(Hold::KernelWakes);
+    let holding = hooks.hold(Hold::AllWakes);
     let _client = std::net::TcpStream::connect(address).unwrap();
-    let connected_at = epoch_of(rt.handle.shared.clock_nanos());
+    let held = hooks.wait_held(BOUND);
+    let connected_at = busy_epochs.load(Ordering::Relaxed);
     let deadline = Instant::now() + BOUND;
-    while busy_epoch.load(Ordering::Relaxed) < connected_at + EPOCHS {
+    while held && busy_epochs.load(Ordering::Relaxed) < connected_at + EPOCHS {
         if Instant::now() >= deadline {
             drop(holding);
             stop.store(true, Ordering::Relaxed);
@@ -142,6 +150,7 @@ fn with_the_handoff_off_a_busy_worker_leaves_io_to_the_held_watcher() {
     drop(holding);
     let result = was_served.recv_timeout(BOUND);
     stop.store(true, Ordering::Relaxed);
+    assert!(held, "the watcher wakes for the connection and is held");
     assert_eq!(
         early,
         Err(mpsc::TryRecvError::Empty),
