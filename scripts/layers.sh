@@ -51,7 +51,7 @@ l2=(task yield_queue admission io net time signal)
 # The facade: the public entry points (`Runtime`, `Builder` and its
 # flavours, `Handle::block_on` and `enter`, `LocalSet::block_on`), start-up
 # and shutdown.
-l4_files=(lib.rs runtime/mod.rs runtime/start.rs runtime/builder.rs
+l4_files=(lib.rs runtime/mod.rs runtime/start.rs runtime/builder/mod.rs runtime/builder/checks.rs
     runtime/flavor.rs runtime/enter.rs runtime/shutdown.rs runtime/metrics_source.rs
     task/local.rs)
 # Test modules that are files of their own (declared under `cfg(test)`).
