@@ -118,10 +118,8 @@ impl Builder {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let location = Location::caller();
-        let handle = context::with_current("brigade::task::Builder::spawn_in", |handle| {
-            handle.shared.spawn(future, location, self.class)
-        });
-        set.insert(handle)
+        // `spawn` is `#[track_caller]` too: the task's location is the
+        // caller's.
+        set.insert(self.spawn(future))
     }
 }

@@ -51,6 +51,7 @@ impl Core {
     /// run, and it would come late to steal work this worker is about to
     /// run (the watcher is relieved instead: `Relief`). Returns whether it
     /// found any.
+    ///
     /// Off (`Builder::crowded_host_handoff(false)`): never; the watcher
     /// serves whenever the kernel runs it.
     fn serve_unserved(&self, epoch: u64) -> bool {
