@@ -14,7 +14,9 @@
 #   --rounds R   rounds, each running brigade and tokio (default 2)
 #   --rate RATE  kv_load's requests/s (default 50000)
 #   --out DIR    where the logs go (default target/crowded-threads)
-# KV_SERVER=PATH runs another build of the server (to compare two trees).
+# KV_SERVER=PATH runs another build of the server (to compare two trees);
+# extra server flags go in KV_FLAGS (e.g. KV_FLAGS="--no-crowded-handoff",
+# which the tokio server ignores).
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
         --rounds) rounds=$2; shift 2 ;;
         --rate) rate=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -57,7 +59,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 run_one() {
     local round=$1 runtime=$2 name="r$1-$2"
     local log="$out/server-$name.log"
-    "${KV_SERVER:-$bin/kv}" --port 0 --workers 2 --runtime "$runtime" --snapshot-every-ms 0 --secs 9 >"$log" 2>&1 &
+    "${KV_SERVER:-$bin/kv}" --port 0 --workers 2 --runtime "$runtime" --snapshot-every-ms 0 --secs 9 ${KV_FLAGS:-} >"$log" 2>&1 &
     server_pid=$!
     local port
     port=$(kv_port "$log" "$server_pid") || exit 1
