@@ -290,7 +290,7 @@ pub(crate) const OWNER_GRACE_NANOS: u64 = 1 << 18;
 /// woken, so a poll left that long is one whose watcher has not run; a
 /// single sighting may be work that arrived just now.
 /// (`driver/mod.rs`, `UnservedProbe`.)
-pub(crate) const UNSERVED_EPOCHS: u64 = 2;
+pub(crate) const UNSERVED_EPOCHS: u64 = 16;
 
 /// C1: the longest back-off of the crowded-host check while nothing is
 /// pending: a check every 2^3 epochs. (`driver/mod.rs`, `UnservedProbe`.)
@@ -300,7 +300,7 @@ pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 /// poll in its place: 2^20 ns, about 1 ms, during which the watcher stops
 /// waiting on the epoll descriptor (`driver/mod.rs`, `Relief`;
 /// docs/results.md, "Relief").
-pub(crate) const RELIEF_NANOS: u64 = 1 << 20;
+pub(crate) const RELIEF_NANOS: u64 = 0;
 
 /// The current-thread flavour of B1–B11: how many tasks a turn of the
 /// `block_on` thread's loop runs at most before it polls a woken `block_on`
