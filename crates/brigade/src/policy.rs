@@ -142,7 +142,8 @@
 //!   if I/O or a timer stayed pending, unharvested, at checks
 //!   [`UNSERVED_EPOCHS`] epochs apart (the watcher was woken and not run: a
 //!   crowded host), this worker harvests it, moves the task to the back,
-//!   and keeps serving the poll for [`RELIEF_NANOS`]; while nothing is
+//!   and serves the poll at every epoch until the watcher runs again
+//!   ([`RELIEF_NANOS`]); while nothing is
 //!   pending the check backs off to every 2^[`MAX_QUIET_SHIFT`] epochs
 //!   (`runtime/worker/unserved.rs`, `driver/mod.rs`). Why: on a crowded
 //!   host the woken worker may wait a scheduler tick for a core. The
@@ -285,21 +286,37 @@ pub(crate) fn max_searching(num_workers: usize) -> usize {
 pub(crate) const OWNER_GRACE_NANOS: u64 = 1 << 18;
 
 /// C1: how many epochs work must stay pending, unharvested, between two
-/// checks before a busy worker serves it for a watcher it is not relieving.
-/// A watcher that the kernel runs harvests within microseconds of being
-/// woken, so a poll left that long is one whose watcher has not run; a
-/// single sighting may be work that arrived just now.
+/// checks before a busy worker serves it for a watcher it is not relieving:
+/// 16, about half a millisecond. A watcher that the kernel runs harvests
+/// within microseconds of being woken, so a poll left that long is one
+/// whose watcher has not run; a single sighting may be work that arrived
+/// just now. Why not sooner: each hand-off moves requests onto the busy
+/// worker, and with them the CPU its background task would have had; half
+/// a millisecond is still well inside the scheduler tick that a woken
+/// worker may wait on a crowded host (docs/results.md, "Crowded host: a
+/// later hand-off, relieved until the watcher runs").
 /// (`driver/mod.rs`, `UnservedProbe`.)
+///
+/// Under loom, 2: the models walk every epoch up to the hand-off, and the
+/// rule is the same at any length.
+#[cfg(not(loom))]
 pub(crate) const UNSERVED_EPOCHS: u64 = 16;
+#[cfg(loom)]
+pub(crate) const UNSERVED_EPOCHS: u64 = 2;
 
 /// C1: the longest back-off of the crowded-host check while nothing is
 /// pending: a check every 2^3 epochs. (`driver/mod.rs`, `UnservedProbe`.)
 pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 
-/// C1: how long a busy worker that found the watcher not serving serves the
-/// poll in its place: 2^20 ns, about 1 ms, during which the watcher stops
-/// waiting on the epoll descriptor (`driver/mod.rs`, `Relief`;
-/// docs/results.md, "Relief").
+/// C1: how long a busy worker that found the watcher not serving goes on
+/// serving the poll in its place after the watcher's next wait begins: 0,
+/// so the watcher watches the epoll descriptor again as soon as the kernel
+/// runs it, and until then busy workers serve at every epoch. A longer
+/// relief (2^20 ns, with the watcher off the descriptor meanwhile) kept the
+/// busy worker serving the requests long after the watcher could have, at
+/// the cost of the background task there (docs/results.md, "Crowded host:
+/// a later hand-off, relieved until the watcher runs"). (`driver/mod.rs`,
+/// `Relief`.)
 pub(crate) const RELIEF_NANOS: u64 = 0;
 
 /// The current-thread flavour of B1–B11: how many tasks a turn of the

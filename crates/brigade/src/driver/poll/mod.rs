@@ -11,8 +11,9 @@
 //! worker can serve the work itself: at its amortised checks (once per
 //! epoch at most) it asks [`Driver::harvest_if_unserved`], which harvests
 //! only if events or a due timer have been pending, with nobody
-//! harvesting, at its checks two epochs apart (`UNSERVED_EPOCHS`; at the
-//! first sighting while it relieves the watcher, below): a watcher that
+//! harvesting, at its checks `UNSERVED_EPOCHS` epochs apart (about half a
+//! millisecond; at the first sighting while it relieves the watcher,
+//! below): a watcher that
 //! the kernel runs harvests within microseconds of an event, so a poll left
 //! unharvested that long while work is pending is one whose watcher has
 //! not run. (A watcher that is about to run may still lose a race to the
@@ -39,19 +40,23 @@
 //!   second-guessed. A due timer counts as pending only once the watcher's
 //!   own wait should have ended (`watch_deadline`).
 //!
-//! ## Relief: the busy worker keeps serving for a while
+//! ## Relief: the busy worker serves until the watcher runs
 //! Once a busy worker has served the poll for the watcher, the host is
-//! crowded, and the watcher would go on being woken by the kernel for every
-//! event, late, to find that the busy worker harvested it already. Each of
-//! those wake-ups took a slice from the busy worker or the client (`kv`
-//! with the snapshot on, 2 workers: the watcher's thread used as much CPU as
-//! the snapshot's). So the busy worker's harvest grants the watcher a
-//! relief of about 1 ms (`Relief` in `driver/mod.rs`, which has the
-//! protocol): the watcher then waits for an unpark or its timer only, and
-//! busy workers look every epoch. A worker that goes to sleep ends the
+//! crowded, and more events are likely to find the watcher still waiting
+//! for a core. So the busy worker's harvest grants the watcher a *relief*
+//! (`Relief` in `driver/mod.rs`, which has the protocol): while it lasts,
+//! busy workers look every epoch and serve at the first sighting. It lasts
+//! until the watcher's next wait begins (`RELIEF_NANOS` past that is 0), so
+//! the watcher, once the kernel runs it, watches the epoll descriptor again
+//! and takes the I/O back, with the CPU it costs. (A longer relief, with
+//! the watcher waiting for an unpark or its timer only, kept the busy
+//! worker serving the requests, and its background task without the CPU,
+//! long after the watcher could have served: docs/results.md, "Crowded
+//! host: a later hand-off, relieved until the watcher runs". Tests still
+//! lengthen it, `test_hooks.rs`.) A worker that goes to sleep ends the
 //! relief and unparks the watcher, so the poll is watched again as soon as
-//! nobody busy serves it, and after the relief's end at the latest.
-//!
+//! nobody busy serves it.
+
 //! ## Fallback coordination
 //! The watch's mutex (`Watch::claimed`) holds `true` while a worker watches the
 //! poll; the fallback thread waits on `fallback_cv` while it is set, so

@@ -416,10 +416,11 @@ impl Builder {
     /// server's cores, a noisy neighbour), the kernel may wake the idle
     /// worker that waits for I/O and leave it without a core for a
     /// scheduler tick or more. A busy worker notices (the I/O stayed
-    /// pending, with nobody harvesting it, at two of its checks an epoch,
-    /// about 33 µs, or more apart: within about a third of a millisecond),
-    /// takes the woken tasks into its own deque, and its running task
-    /// gives way to them at its next [`yield_if_busy`](crate::yield_if_busy).
+    /// pending, with nobody harvesting it, at two of its checks about half
+    /// a millisecond apart), takes the woken tasks into its own deque, and
+    /// its running task gives way to them at its next
+    /// [`yield_if_busy`](crate::yield_if_busy). It goes on serving the idle
+    /// worker's I/O until the kernel runs that worker.
     ///
     /// The trade-off: with the hand-off, requests wait less for a core,
     /// and the background task on the busy worker gets less of it. `false`
