@@ -371,17 +371,21 @@ mod tests {
         assert!(!probe.should_harvest(2, 1, false, || true));
         assert!(!probe.should_harvest(3, 1, false, || true));
         // Still pending UNSERVED_EPOCHS later: serve it.
-        assert!(probe.should_harvest(2 + UNSERVED_EPOCHS, 1, false, || true));
+        let served = 2 + UNSERVED_EPOCHS;
+        assert!(probe.should_harvest(served, 1, false, || true));
         probe.harvested(2);
         // Someone else harvested meanwhile: the watcher serves.
-        assert!(!probe.should_harvest(5, 3, false, || panic!("no look needed")));
+        assert!(!probe.should_harvest(served + 1, 3, false, || panic!("no look needed")));
         // A harvest in between starts the count again.
-        assert!(!probe.should_harvest(6, 3, false, || true));
-        assert!(!probe.should_harvest(7, 4, false, || panic!("no look needed")));
-        assert!(!probe.should_harvest(8, 4, false, || true));
+        assert!(!probe.should_harvest(served + 2, 3, false, || true));
+        assert!(!probe.should_harvest(served + 3, 4, false, || panic!("no look needed")));
+        let seen = served + 4;
+        assert!(!probe.should_harvest(seen, 4, false, || true));
         // Once per epoch at most.
-        assert!(!probe.should_harvest(8, 4, false, || panic!("checked in this epoch")));
-        assert!(probe.should_harvest(8 + UNSERVED_EPOCHS, 4, false, || true));
+        assert!(!probe.should_harvest(seen, 4, false, || panic!("checked in this epoch")));
+        // Not before UNSERVED_EPOCHS have passed.
+        assert!(!probe.should_harvest(seen + UNSERVED_EPOCHS - 1, 4, false, || true));
+        assert!(probe.should_harvest(seen + UNSERVED_EPOCHS, 4, false, || true));
     }
 
     #[test]
