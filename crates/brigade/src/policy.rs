@@ -308,10 +308,11 @@ pub(crate) const UNSERVED_EPOCHS: u64 = 2;
 /// pending: a check every 2^3 epochs. (`driver/mod.rs`, `UnservedProbe`.)
 pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 
-/// C1: how long a busy worker that found the watcher not serving goes on
-/// serving the poll in its place after the watcher's next wait begins: 0,
-/// so the watcher watches the epoll descriptor again as soon as the kernel
-/// runs it, and until then busy workers serve at every epoch. A longer
+/// C1: how long the watcher's relief lasts past its grant (a busy worker
+/// found the watcher not serving and served the poll in its place): 0, so
+/// it ends at the watcher's next wait, which watches the epoll descriptor
+/// again as soon as the kernel runs it; until then busy workers serve at
+/// every epoch. A longer
 /// relief (2^20 ns, with the watcher off the descriptor meanwhile) kept the
 /// busy worker serving the requests long after the watcher could have, at
 /// the cost of the background task there (docs/results.md, "Crowded host:

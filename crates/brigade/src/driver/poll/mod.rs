@@ -46,7 +46,8 @@
 //! for a core. So the busy worker's harvest grants the watcher a *relief*
 //! (`Relief` in `driver/mod.rs`, which has the protocol): while it lasts,
 //! busy workers look every epoch and serve at the first sighting. It lasts
-//! until the watcher's next wait begins (`RELIEF_NANOS` past that is 0), so
+//! until the watcher's next wait begins (its length past the grant,
+//! `RELIEF_NANOS`, is 0), so
 //! the watcher, once the kernel runs it, watches the epoll descriptor again
 //! and takes the I/O back, with the CPU it costs. (A longer relief, with
 //! the watcher waiting for an unpark or its timer only, kept the busy
@@ -56,7 +57,7 @@
 //! lengthen it, `test_hooks.rs`.) A worker that goes to sleep ends the
 //! relief and unparks the watcher, so the poll is watched again as soon as
 //! nobody busy serves it.
-
+//!
 //! ## Fallback coordination
 //! The watch's mutex (`Watch::claimed`) holds `true` while a worker watches the
 //! poll; the fallback thread waits on `fallback_cv` while it is set, so
