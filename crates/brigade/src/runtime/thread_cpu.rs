@@ -235,7 +235,7 @@ fn parse_loadavg(loadavg: &str) -> Option<usize> {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::mpsc;
@@ -257,11 +257,23 @@ mod tests {
     /// through one stat file read again and again.
     #[cfg(target_os = "linux")]
     fn eventually(tid: i32, expected: ThreadState) -> ThreadState {
-        let deadline = Instant::now() + Duration::from_secs(10);
         let stat = ProcFile::thread_stat(tid).unwrap();
         let mut buf = [0; 256];
+        read_until(|| stat.thread_state(&mut buf), expected)
+    }
+
+    /// Reads with `read` until it gives `expected`, for at most 10 s;
+    /// returns the last read. A thread's state changes a little after what
+    /// the test waited for: `join` returns once the kernel clears the
+    /// thread's id, early in its exit, and its stat file reads a state until
+    /// the exit ends.
+    pub(crate) fn read_until(
+        mut read: impl FnMut() -> ThreadState,
+        expected: ThreadState,
+    ) -> ThreadState {
+        let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let state = stat.thread_state(&mut buf);
+            let state = read();
             if state == expected || Instant::now() > deadline {
                 return state;
             }
@@ -338,7 +350,10 @@ mod tests {
         thread.join().unwrap();
         // Joined: the thread is gone, and its open file says so (it never
         // reads another thread that got the same id).
-        assert_eq!(stat.thread_state(&mut buf), ThreadState::Unknown);
+        assert_eq!(
+            read_until(|| stat.thread_state(&mut buf), ThreadState::Unknown),
+            ThreadState::Unknown
+        );
     }
 
     #[cfg(target_os = "linux")]

@@ -134,6 +134,7 @@ impl StatFiles {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use crate::runtime::thread_cpu::tests::read_until;
     use std::sync::Arc;
     use std::sync::mpsc;
 
@@ -162,6 +163,7 @@ mod tests {
         release.send(()).unwrap();
         primary.join().unwrap();
         // Its thread gone, the primary's file reads nothing.
-        assert_eq!(files.thread_state(0, &mut buf), ThreadState::Unknown);
+        let gone = read_until(|| files.thread_state(0, &mut buf), ThreadState::Unknown);
+        assert_eq!(gone, ThreadState::Unknown);
     }
 }

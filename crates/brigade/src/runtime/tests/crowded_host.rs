@@ -200,7 +200,11 @@ fn hand_back_after_relief() -> bool {
     });
     let address = address.recv_timeout(BOUND).unwrap();
     wait_for_a_watcher(&rt);
-    let holding = hooks.hold(Hold::KernelWakes);
+    // Held at any wake-up: woken only by the busy worker's notification
+    // (its harvest consumed the event), an unheld watcher would run, take
+    // the busy task and let its worker sleep, ending the relief before the
+    // check below.
+    let holding = hooks.hold(Hold::AllWakes);
     let _first = std::net::TcpStream::connect(address).unwrap();
     let first = was_served.recv_timeout(BOUND);
     let relieved = driver.is_relief_granted();
