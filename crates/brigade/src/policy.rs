@@ -143,11 +143,11 @@
 //!   [`UNSERVED_EPOCHS`] epochs apart (the watcher was woken and not run: a
 //!   crowded host), this worker harvests it, moves the task to the back,
 //!   and serves the poll at every epoch until the watcher runs again
-//!   ([`RELIEF_NANOS`]); while nothing is
-//!   pending the check backs off to every 2^[`MAX_QUIET_SHIFT`] epochs
-//!   (`runtime/worker/unserved.rs`, `driver/mod.rs`). Why: on a crowded
-//!   host the woken worker may wait a scheduler tick for a core. The
-//!   price is the busy worker's background task's CPU;
+//!   ([`RELIEF_NANOS`]); while nothing is pending the check backs off to
+//!   every 2^[`MAX_QUIET_SHIFT`] epochs (`runtime/worker/unserved.rs`,
+//!   `driver/mod.rs`). Why: on a crowded host the woken worker may wait a
+//!   scheduler tick for a core. The price is the busy worker's background
+//!   task's CPU;
 //!   `Builder::crowded_host_handoff(false)` turns the check off
 //!   (docs/results.md, "Crowded host: the hand-off as a setting").
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
@@ -312,12 +312,11 @@ pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 /// found the watcher not serving and served the poll in its place): 0, so
 /// it ends at the watcher's next wait, which watches the epoll descriptor
 /// again as soon as the kernel runs it; until then busy workers serve at
-/// every epoch. A longer
-/// relief (2^20 ns, with the watcher off the descriptor meanwhile) kept the
-/// busy worker serving the requests long after the watcher could have, at
-/// the cost of the background task there (docs/results.md, "Crowded host:
-/// a later hand-off, relieved until the watcher runs"). (`driver/mod.rs`,
-/// `Relief`.)
+/// every epoch. A longer relief (2^20 ns, with the watcher off the
+/// descriptor meanwhile) kept the busy worker serving the requests long
+/// after the watcher could have, at the cost of the background task there
+/// (docs/results.md, "Crowded host: a later hand-off, relieved until the
+/// watcher runs"). (`driver/mod.rs`, `Relief`.)
 pub(crate) const RELIEF_NANOS: u64 = 0;
 
 /// The current-thread flavour of B1–B11: how many tasks a turn of the

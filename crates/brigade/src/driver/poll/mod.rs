@@ -13,11 +13,11 @@
 //! only if events or a due timer have been pending, with nobody
 //! harvesting, at its checks `UNSERVED_EPOCHS` epochs apart (about half a
 //! millisecond; at the first sighting while it relieves the watcher,
-//! below): a watcher that
-//! the kernel runs harvests within microseconds of an event, so a poll left
-//! unharvested that long while work is pending is one whose watcher has
-//! not run. (A watcher that is about to run may still lose a race to the
-//! busy worker; either serves the work, and the busy worker only sooner.)
+//! below): a watcher that the kernel runs harvests within microseconds of
+//! an event, so a poll left unharvested that long while work is pending is
+//! one whose watcher has not run. (A watcher that is about to run may
+//! still lose a race to the busy worker; either serves the work, and the
+//! busy worker only sooner.)
 //!
 //! The protocol, and why nothing is lost or run twice:
 //! - Harvesting (`epoll_wait`, then dispatching readiness and due timers)
@@ -47,16 +47,15 @@
 //! (`Relief` in `driver/mod.rs`, which has the protocol): while it lasts,
 //! busy workers look every epoch and serve at the first sighting. It lasts
 //! until the watcher's next wait begins (its length past the grant,
-//! `RELIEF_NANOS`, is 0), so
-//! the watcher, once the kernel runs it, watches the epoll descriptor again
-//! and takes the I/O back, with the CPU it costs. (A longer relief, with
-//! the watcher waiting for an unpark or its timer only, kept the busy
-//! worker serving the requests, and its background task without the CPU,
-//! long after the watcher could have served: docs/results.md, "Crowded
-//! host: a later hand-off, relieved until the watcher runs". Tests still
-//! lengthen it, `test_hooks.rs`.) A worker that goes to sleep ends the
-//! relief and unparks the watcher, so the poll is watched again as soon as
-//! nobody busy serves it.
+//! `RELIEF_NANOS`, is 0), so the watcher, once the kernel runs it,
+//! watches the epoll descriptor again and takes the I/O back, with the CPU
+//! it costs. (A longer relief, with the watcher waiting for an unpark or
+//! its timer only, kept the busy worker serving the requests, and its
+//! background task without the CPU, long after the watcher could have
+//! served: docs/results.md, "Crowded host: a later hand-off, relieved until
+//! the watcher runs". Tests still lengthen it, `test_hooks.rs`.) A worker
+//! that goes to sleep ends the relief and unparks the watcher, so the poll
+//! is watched again as soon as nobody busy serves it.
 //!
 //! ## Fallback coordination
 //! The watch's mutex (`Watch::claimed`) holds `true` while a worker watches the

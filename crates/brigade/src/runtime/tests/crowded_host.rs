@@ -119,8 +119,8 @@ fn a_busy_worker_serves_io_while_the_idle_worker_is_held() {
 /// With the hand-off off (`Builder::crowded_host_handoff(false)`), the
 /// busy worker leaves the held watcher's connection alone, through far more
 /// epochs of its loop than the hand-off waits (`UNSERVED_EPOCHS`, after at
-/// most eight of back-off), and the watcher serves it once it runs. The watcher is held
-/// at any wake-up (a stray unpark would let it harvest unheld), and the
+/// most eight of back-off), and the watcher serves it once it runs. The
+/// watcher is held at any wake-up (a stray unpark would let it harvest unheld), and the
 /// test checks that it was.
 #[test]
 fn with_the_handoff_off_a_busy_worker_leaves_io_to_the_held_watcher() {

@@ -44,13 +44,13 @@ impl Core {
     }
 
     /// Serves, on this worker, I/O and timers pending while the worker
-    /// watching the driver has harvested nothing for `UNSERVED_EPOCHS`: the kernel has
-    /// woken it but not run it (`Driver::harvest_if_unserved`): the woken
-    /// tasks come to this worker's deque, without waking anyone: the idle
-    /// worker that a notification would wake is the one the kernel does not
-    /// run, and it would come late to steal work this worker is about to
-    /// run (busy workers serve until it does instead: `Relief`). Returns whether it
-    /// found any.
+    /// watching the driver has harvested nothing for `UNSERVED_EPOCHS`: the
+    /// kernel has woken it but not run it (`Driver::harvest_if_unserved`):
+    /// the woken tasks come to this worker's deque, without waking anyone:
+    /// the idle worker that a notification would wake is the one the kernel
+    /// does not run, and it would come late to steal work this worker is
+    /// about to run (busy workers serve until it does instead: `Relief`).
+    /// Returns whether it found any.
     ///
     /// Off (`Builder::crowded_host_handoff(false)`): never; the watcher
     /// serves whenever the kernel runs it.
