@@ -11,7 +11,10 @@
 # server's per-second lines while the load ran). Then the medians over the
 # rounds of each brigade variant's per-round ratio to tokio.
 #
-# usage: ROUNDS=5 RATE=20000 SECS=5 scripts/http_import_rate.sh
+# usage: ROUNDS=5 RATE=20000 SECS=5 VARIANTS="..." scripts/http_import_rate.sh
+# VARIANTS (default "brigade-on brigade-off tokio") may also name
+# brigade-nospread: the default settings with `--no-spread`
+# (`Builder::spread_workers(false)`).
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,11 +33,13 @@ server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
 
 for round in $(seq "$rounds"); do
-    for variant in brigade-on brigade-off tokio; do
+    for variant in ${VARIANTS:-brigade-on brigade-off tokio}; do
         case $variant in
             brigade-on) flags=(--runtime brigade --no-elastic) ;;
             brigade-off) flags=(--runtime brigade --no-elastic --no-crowded-handoff) ;;
+            brigade-nospread) flags=(--runtime brigade --no-elastic --no-spread) ;;
             tokio) flags=(--runtime tokio) ;;
+            *) echo "unknown variant $variant" >&2; exit 2 ;;
         esac
         log="$out/server-r$round-$variant.log"
         "$bin/http_import" --port 0 --workers 2 --import --secs $((secs + 4)) "${flags[@]}" >"$log" 2>&1 &
@@ -69,7 +74,7 @@ for row in csv.DictReader(open(sys.argv[1]), delimiter="\t"):
     by.setdefault(row["variant"], {})[row["round"]] = row
 print(f"\nmedians of the per-round ratios to tokio ({sys.argv[1]}):")
 print("| variant | p50 | p99 | import |\n|---|---|---|---|")
-for variant in ("brigade-on", "brigade-off"):
+for variant in (v for v in by if v != "tokio"):
     cells = []
     for key in ("p50_ms", "p99_ms", "import_rows_per_s"):
         ratios = [float(r[key]) / float(by["tokio"][n][key]) for n, r in by[variant].items()]

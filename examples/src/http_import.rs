@@ -215,6 +215,7 @@ fn start_brigade(
         .thread_name("http-import-brigade")
         .background_floor(config.background_floor)
         .crowded_host_handoff(config.crowded_host_handoff)
+        .spread_workers(config.spread_workers)
         .build()?;
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;
@@ -400,9 +401,10 @@ impl Server {
         if let Some(rt) = runtime.as_brigade() {
             let metrics = rt.metrics();
             eprintln!(
-                "brigade: {} long polls, {} compensations",
+                "brigade: {} long polls, {} compensations, {} workers spread",
                 metrics.long_polls(),
-                metrics.compensations()
+                metrics.compensations(),
+                metrics.spread_moves()
             );
         }
         runtime.shutdown(Duration::from_secs(5));

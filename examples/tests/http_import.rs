@@ -88,6 +88,7 @@ fn config(runtime: RuntimeKind) -> Config {
         elastic: true,
         background_floor: 0.0,
         crowded_host_handoff: true,
+        spread_workers: true,
         runtime,
         http2: false,
         duration: None,

@@ -130,6 +130,7 @@ fn config(runtime: RuntimeKind, snapshot_path: Option<PathBuf>) -> Config {
         elastic: false,
         background_floor: 0.0,
         crowded_host_handoff: true,
+        spread_workers: true,
         duration: None,
     }
 }

@@ -26,6 +26,7 @@ fn server_config(runtime: RuntimeKind) -> kv::Config {
         elastic: false,
         background_floor: 0.0,
         crowded_host_handoff: true,
+        spread_workers: true,
         duration: None,
     }
 }

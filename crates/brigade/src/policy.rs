@@ -167,6 +167,22 @@
 //!   into its worker's shard of the yield queue and wakes nobody; a
 //!   foreign waker (a combinator's, a nested executor's) is woken at once.
 //!
+//! # D. Where a worker runs (the monitor thread)
+//!
+//! - **D1. Spread stacked workers** (`runtime/spread.rs`): two workers
+//!   runnable on one CPU at [`SPREAD_AFTER_WATCHES`] of the monitor's
+//!   watches in a row, while a CPU of the later one's mask holds no
+//!   runnable worker and was idle [`SPREAD_IDLE_PERCENT`]% of the last
+//!   [`SPREAD_PAUSE`] or more: the monitor moves that worker there (its
+//!   mask set to that CPU, then given back), at most once per
+//!   [`SPREAD_PAUSE`]. Not onto a CPU another process keeps busy: the
+//!   worker would get half of it there too. Why: a
+//!   worker with background work never sleeps, and the kernel places a
+//!   thread mostly as it wakes; on a small host its balancer can leave two
+//!   such workers on one CPU for seconds while another idles
+//!   (docs/results.md, "Crowded host: two workers on one CPU").
+//!   `Builder::spread_workers(false)` turns it off.
+//!
 //! [`TaskClass::Auto`]: crate::task::TaskClass::Auto
 
 use std::time::Duration;
@@ -318,6 +334,29 @@ pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 /// (docs/results.md, "Crowded host: a later hand-off, relieved until the
 /// watcher runs"). (`driver/mod.rs`, `Relief`.)
 pub(crate) const RELIEF_NANOS: u64 = 0;
+
+/// D1: how many of the monitor's watches in a row (5 ms apart by default)
+/// must find the same two workers runnable on one CPU before one is moved:
+/// 4, about 20 ms. The kernel's own balancer usually spreads them within a
+/// few milliseconds; a pair it has left for 20 ms is one it is not getting
+/// to, and a move costs the worker one migration. (`runtime/spread.rs`.)
+#[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
+pub(crate) const SPREAD_AFTER_WATCHES: u32 = 4;
+
+/// D1: the shortest time between two moves, so that the monitor and the
+/// kernel's balancer do not take turns moving the same thread; also the
+/// shortest window over which a CPU's idle time is read from `/proc/stat`
+/// (whose clock ticks are 10 ms). (`runtime/spread.rs`.)
+#[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
+pub(crate) const SPREAD_PAUSE: Duration = Duration::from_millis(100);
+
+/// D1: how idle a CPU must have been, in percent of the window, for a
+/// worker to be moved there: 10, one clock tick of 10 in 100 ms. A CPU
+/// that a busy neighbour keeps reads 0; the one that the kernel left idle
+/// beside two stacked workers read 11–34% (docs/results.md, "Crowded host:
+/// two workers on one CPU"). (`runtime/spread.rs`.)
+#[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
+pub(crate) const SPREAD_IDLE_PERCENT: u64 = 10;
 
 /// The current-thread flavour of B1–B11: how many tasks a turn of the
 /// `block_on` thread's loop runs at most before it polls a woken `block_on`

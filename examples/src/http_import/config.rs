@@ -9,7 +9,7 @@ use crate::harness::{RuntimeKind, available_cores};
 pub const HELP: &str = "\
 usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
                    [--no-elastic] [--background-floor F] [--runtime brigade|tokio]
-                   [--no-crowded-handoff] [--http2] [--secs S]
+                   [--no-crowded-handoff] [--no-spread] [--http2] [--secs S]
 
   --port P      port to listen on at 127.0.0.1 (default 8080; 0 picks a free one)
   --workers W   worker threads (default: available parallelism)
@@ -24,6 +24,8 @@ usage: http_import [--port P] [--workers W] [--import] [--no-yield] [--tasks N]
   --no-crowded-handoff  brigade: busy workers leave I/O to the idle worker woken
                 for it, even when the kernel does not run it
                 (Builder::crowded_host_handoff)
+  --no-spread   brigade: leave two busy workers that the kernel put on one CPU
+                where they are (Builder::spread_workers)
   --runtime R   brigade (default) or tokio: the same server and import on tokio
   --http2       serve HTTP/2 (prior knowledge, as `h2load` speaks it) instead of HTTP/1.1
   --secs S      stop after S seconds and print totals (default: run until Ctrl-C)";
@@ -72,6 +74,8 @@ pub struct Config {
     pub background_floor: f64,
     /// brigade: `Builder::crowded_host_handoff`. No effect on tokio.
     pub crowded_host_handoff: bool,
+    /// brigade: `Builder::spread_workers`. No effect on tokio.
+    pub spread_workers: bool,
     /// The runtime under test.
     pub runtime: RuntimeKind,
     /// Serve HTTP/2 (prior knowledge) instead of HTTP/1.1.
@@ -91,6 +95,7 @@ impl Default for Config {
             elastic: true,
             background_floor: 0.0,
             crowded_host_handoff: true,
+            spread_workers: true,
             runtime: RuntimeKind::Brigade,
             http2: false,
             duration: None,
@@ -118,6 +123,7 @@ impl Config {
                 "--no-elastic" => config.elastic = false,
                 "--background-floor" => config.background_floor = parse_fraction(flag, &value()?)?,
                 "--no-crowded-handoff" => config.crowded_host_handoff = false,
+                "--no-spread" => config.spread_workers = false,
                 "--http2" => config.http2 = true,
                 "--runtime" => config.runtime = RuntimeKind::parse(flag, &value()?)?,
                 "--secs" => config.duration = Some(parse_positive_secs(flag, &value()?)?),
@@ -165,6 +171,7 @@ mod tests {
             "--background-floor",
             "0.5",
             "--no-crowded-handoff",
+            "--no-spread",
         ])
         .unwrap();
         assert_eq!(
@@ -177,6 +184,7 @@ mod tests {
                 elastic: true,
                 background_floor: 0.5,
                 crowded_host_handoff: false,
+                spread_workers: false,
                 runtime: RuntimeKind::Tokio,
                 http2: true,
                 duration: Some(Duration::from_millis(1500)),

@@ -12,7 +12,7 @@ pub const HELP: &str = "\
 usage: kv [--port P] [--workers W] [--runtime brigade|tokio] [--prefill N]
           [--value-size B] [--snapshot-every-ms MS] [--no-snapshot]
           [--snapshot-path FILE] [--elastic] [--background-floor F]
-          [--no-crowded-handoff] [--secs S]
+          [--no-crowded-handoff] [--no-spread] [--secs S]
 
   --port P              port to listen on at 127.0.0.1 (default 6379; 0 picks a free one)
   --workers W           worker threads (default: available parallelism)
@@ -28,6 +28,8 @@ usage: kv [--port P] [--workers W] [--runtime brigade|tokio] [--prefill N]
                         keeps under any load (Builder::background_floor; default 0)
   --no-crowded-handoff  brigade: busy workers leave I/O to the idle worker woken for it,
                         even when the kernel does not run it (Builder::crowded_host_handoff)
+  --no-spread           brigade: leave two busy workers that the kernel put on one CPU
+                        where they are (Builder::spread_workers)
   --secs S              stop after S seconds and print totals (default or 0: run until killed)";
 
 /// The example's settings.
@@ -53,6 +55,8 @@ pub struct Config {
     pub background_floor: f64,
     /// brigade: `Builder::crowded_host_handoff`. No effect on tokio.
     pub crowded_host_handoff: bool,
+    /// brigade: `Builder::spread_workers`. No effect on tokio.
+    pub spread_workers: bool,
     /// How long to run; `None` runs until the process is stopped.
     pub duration: Option<Duration>,
 }
@@ -72,6 +76,7 @@ impl Default for Config {
             elastic: false,
             background_floor: 0.0,
             crowded_host_handoff: true,
+            spread_workers: true,
             duration: None,
         }
     }
@@ -99,6 +104,7 @@ impl Config {
                 "--elastic" => config.elastic = true,
                 "--background-floor" => config.background_floor = parse_fraction(flag, &value()?)?,
                 "--no-crowded-handoff" => config.crowded_host_handoff = false,
+                "--no-spread" => config.spread_workers = false,
                 "--secs" => config.duration = parse_secs(&value()?)?,
                 _ => return Ok(false),
             }
@@ -147,6 +153,7 @@ mod tests {
         assert_eq!(snapshot.path, None);
         assert!(!config.elastic);
         assert!(config.crowded_host_handoff);
+        assert!(config.spread_workers);
         assert_eq!(config.duration, None);
     }
 
@@ -173,6 +180,7 @@ mod tests {
             "--background-floor",
             "0.25",
             "--no-crowded-handoff",
+            "--no-spread",
         ])
         .unwrap();
         assert_eq!(
@@ -190,6 +198,7 @@ mod tests {
                 elastic: true,
                 background_floor: 0.25,
                 crowded_host_handoff: false,
+                spread_workers: false,
                 duration: Some(Duration::from_millis(1500)),
             }
         );

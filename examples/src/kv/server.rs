@@ -97,6 +97,7 @@ fn start_brigade(
         .thread_name("kv-brigade")
         .background_floor(config.background_floor)
         .crowded_host_handoff(config.crowded_host_handoff)
+        .spread_workers(config.spread_workers)
         .build()?;
     let listener = rt.block_on(brigade::net::TcpListener::bind(addr))?;
     let addr = listener.local_addr()?;
@@ -244,7 +245,8 @@ impl Server {
         let metrics = self.runtime.as_ref()?.as_brigade()?.metrics();
         Some(format!(
             "polls={} yields={} yield_queue_entries={} rescues={} parks={} steals={} \
-             idle_not_serving={} descheduled_stretches={} compensations={} demotions={}",
+             idle_not_serving={} descheduled_stretches={} compensations={} demotions={} \
+             spread_moves={}",
             metrics.total_polls(),
             metrics.yields(),
             metrics.yield_queue_entries(),
@@ -255,6 +257,7 @@ impl Server {
             metrics.descheduled_stretches(),
             metrics.compensations(),
             metrics.demotions(),
+            metrics.spread_moves(),
         ))
     }
 

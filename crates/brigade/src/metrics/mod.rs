@@ -91,6 +91,7 @@ pub(crate) struct MetricsCells {
     long_polls: AtomicU64,
     /// Idle workers found not serving (`Driver::harvest_if_unserved`).
     idle_not_serving: AtomicU64,
+    spread_moves: AtomicU64,
     /// Stuck stretches left uncompensated as descheduled
     /// (`runtime/compensation/decide.rs`).
     descheduled: AtomicU64,
@@ -106,6 +107,7 @@ impl MetricsCells {
             spawned: CachePadded::default(),
             long_polls: AtomicU64::new(0),
             idle_not_serving: AtomicU64::new(0),
+            spread_moves: AtomicU64::new(0),
             descheduled: AtomicU64::new(0),
             demotions: AtomicU64::new(0),
             promotions: AtomicU64::new(0),
@@ -133,6 +135,11 @@ impl MetricsCells {
 
     pub(crate) fn count_idle_not_serving(&self) {
         self.idle_not_serving.fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[cfg_attr(loom, allow(dead_code))] // The monitor counts it; loom models leave the monitor out.
+    pub(crate) fn count_spread_move(&self) {
+        self.spread_moves.fetch_add(1, Ordering::Relaxed);
     }
 
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
@@ -467,6 +474,19 @@ impl RuntimeMetrics {
     /// [`Builder::crowded_host_handoff(false)`](crate::Builder::crowded_host_handoff).
     pub fn idle_not_serving(&self) -> u64 {
         self.cells().idle_not_serving.load(Ordering::Relaxed)
+    }
+
+    /// How many times the monitor moved a worker off a CPU that another
+    /// runnable worker had shared with it for several watches, onto a CPU
+    /// of its mask that no runnable worker held: the kernel places a
+    /// thread mostly as it wakes, and a worker that never sleeps (one with
+    /// background work to run) can be left beside another for seconds
+    /// while a CPU idles. It stays 0 on a host with a CPU for every
+    /// worker and the kernel spreading them, with more workers than
+    /// allowed CPUs, and with
+    /// [`Builder::spread_workers(false)`](crate::Builder::spread_workers).
+    pub fn spread_moves(&self) -> u64 {
+        self.cells().spread_moves.load(Ordering::Relaxed)
     }
 
     /// Stretches past the compensation threshold (see

@@ -53,6 +53,8 @@ mod run_next_slot;
 mod shared;
 mod shutdown;
 mod shutdown_state;
+#[cfg(not(loom))]
+pub(crate) mod spread;
 mod start;
 mod task_host;
 pub(crate) mod thread_cpu;

@@ -27,7 +27,10 @@
 //!   price is that I/O and timers can wait one monitor period (see
 //!   [`watch_interval`]; else the controller's tick) in that case;
 //! - keeps the scheduling-latency sampling dense enough for a p99 when
-//!   schedules are rare (`LatencySampler::adapt`, `metrics/mod.rs`).
+//!   schedules are rare (`LatencySampler::adapt`, `metrics/mod.rs`);
+//! - at each watch, moves a worker that the kernel has left on another
+//!   busy worker's CPU while a CPU is free (D1 of `policy.rs`,
+//!   `spread.rs`).
 //!
 //! It sleeps on the admission condvar (woken when a task starts waiting,
 //! when a coarse slot is given back while tasks wait, and at shutdown) with
@@ -43,6 +46,7 @@ use std::time::{Duration, Instant};
 
 use super::Shared;
 use super::compensation::decide::{self, StuckJudge};
+use super::spread::Spreader;
 use crate::metrics::LatencySnapshot;
 use crate::metrics::long_poll::{LongPollDetector, Running};
 
@@ -120,6 +124,9 @@ struct Monitor {
     detector: Option<LongPollDetector>,
     /// Tells blocked workers from runnable ones before they are compensated.
     judge: StuckJudge,
+    /// D1: workers stacked on one CPU; `None` with `spread_workers(false)`
+    /// or a single worker.
+    spreader: Option<Spreader>,
     next_watch: Instant,
     /// The limit last reported in a debug event.
     reported_limit: f64,
@@ -153,6 +160,8 @@ impl Monitor {
                     .map_or(Duration::MAX / 4, LongPollDetector::interval),
             detector,
             judge: StuckJudge::new(shared.stealers.len()),
+            spreader: (shared.config.spread_workers && shared.num_workers() > 1)
+                .then(Spreader::new),
             shared,
         }
     }
@@ -226,6 +235,9 @@ impl Monitor {
                 );
             }
             self.warned_no_spare = short;
+        }
+        if let Some(spreader) = self.spreader.as_mut() {
+            spreader.watch(&self.shared, now);
         }
     }
 

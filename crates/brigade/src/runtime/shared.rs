@@ -108,6 +108,8 @@ pub(crate) struct SchedulerConfig {
     /// Whether busy workers serve I/O an idle worker was woken for and not
     /// run (`worker/unserved.rs`).
     pub(crate) crowded_host_handoff: bool,
+    /// Whether the monitor spreads workers stacked on one CPU (`spread.rs`).
+    pub(crate) spread_workers: bool,
     /// Name and stack size of worker threads, spares included.
     pub(crate) thread_name: String,
     pub(crate) thread_stack_size: Option<usize>,

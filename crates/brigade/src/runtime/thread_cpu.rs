@@ -138,17 +138,33 @@ pub(crate) struct ProcFile {
     file: std::fs::File,
 }
 
-/// The buffer a [`ProcFile`] is read into: the state letter of a stat line
-/// is within its first 40 bytes or so (`pid (comm) S`, with a command name
-/// of at most 15 bytes), and `/proc/loadavg` is about 30 bytes long.
+/// The buffer a [`ProcFile`] is read into: a thread's stat line is about
+/// 300 bytes (its state letter within the first 40 or so: `pid (comm) S`,
+/// with a command name of at most 15 bytes; the CPU it last ran on in its
+/// 39th field), and `/proc/loadavg` is about 30 bytes long.
 #[cfg(not(loom))]
-pub(crate) type ProcBuf = [u8; 256];
+pub(crate) type ProcBuf = [u8; 512];
+
+/// What the kernel says a thread is doing, and the CPU it last ran on
+/// (`runtime/spread.rs`).
+#[cfg(not(loom))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ThreadPlace {
+    pub(crate) state: ThreadState,
+    /// `None` where the state is unknown or the line is cut short.
+    pub(crate) cpu: Option<usize>,
+}
 
 #[cfg(not(loom))]
 impl ProcFile {
     /// Opens `/proc/loadavg`.
     pub(crate) fn loadavg() -> std::io::Result<ProcFile> {
         ProcFile::open("/proc/loadavg")
+    }
+
+    /// Opens `/proc/stat`, for [`cpu_idle`](Self::cpu_idle).
+    pub(crate) fn host_stat() -> std::io::Result<ProcFile> {
+        ProcFile::open("/proc/stat")
     }
 
     /// Opens the stat file of thread `tid` of this process (a kernel
@@ -172,7 +188,7 @@ impl ProcFile {
     /// The file's text now, as much of it as fits in `buf`; `None` if it
     /// cannot be read (the thread has exited, say).
     #[cfg(target_os = "linux")]
-    fn read<'b>(&self, buf: &'b mut ProcBuf) -> Option<&'b [u8]> {
+    fn read<'b>(&self, buf: &'b mut [u8]) -> Option<&'b [u8]> {
         use std::os::unix::fs::FileExt;
         let mut len = 0;
         while len < buf.len() {
@@ -187,13 +203,32 @@ impl ProcFile {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn read<'b>(&self, _buf: &'b mut ProcBuf) -> Option<&'b [u8]> {
+    fn read<'b>(&self, _buf: &'b mut [u8]) -> Option<&'b [u8]> {
         None
     }
 
     /// What the kernel says the thread of this stat file is doing.
     pub(crate) fn thread_state(&self, buf: &mut ProcBuf) -> ThreadState {
         self.read(buf).map_or(ThreadState::Unknown, parse_stat)
+    }
+
+    /// The thread's state and the CPU it last ran on.
+    pub(crate) fn thread_place(&self, buf: &mut ProcBuf) -> ThreadPlace {
+        self.read(buf).map_or(ThreadPlace::UNKNOWN, parse_place)
+    }
+
+    /// Each CPU's idle time so far (idle and iowait), in clock ticks
+    /// (`sysconf(_SC_CLK_TCK)` a second), into `out` as `(cpu, ticks)`:
+    /// the `cpuN` lines at the start of `/proc/stat`, read into `buf`
+    /// (large enough for them: about 100 bytes a CPU). For the file of
+    /// [`host_stat`](Self::host_stat); `false` if it could not be read.
+    pub(crate) fn cpu_idle(&self, buf: &mut [u8], out: &mut Vec<(usize, u64)>) -> bool {
+        out.clear();
+        let Some(text) = self.read(buf) else {
+            return false;
+        };
+        parse_cpu_idle(text, out);
+        !out.is_empty()
     }
 
     /// Threads runnable on the whole host right now (running or waiting
@@ -228,6 +263,60 @@ fn parse_stat(stat: &[u8]) -> ThreadState {
 }
 
 #[cfg(not(loom))]
+impl ThreadPlace {
+    pub(crate) const UNKNOWN: ThreadPlace = ThreadPlace {
+        state: ThreadState::Unknown,
+        cpu: None,
+    };
+}
+
+/// The state and the `processor` field (the 39th; the 37th after the
+/// command name's `)`) of a `/proc/.../stat` line.
+#[cfg(not(loom))]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn parse_place(stat: &[u8]) -> ThreadPlace {
+    let state = parse_stat(stat);
+    let Some(name_end) = stat.iter().rposition(|&byte| byte == b')') else {
+        return ThreadPlace::UNKNOWN;
+    };
+    let cpu = std::str::from_utf8(&stat[name_end + 1..])
+        .ok()
+        .and_then(|fields| fields.split_ascii_whitespace().nth(36))
+        .and_then(|field| field.parse().ok());
+    ThreadPlace { state, cpu }
+}
+
+/// The `cpuN user nice system idle iowait ...` lines of `/proc/stat`: for
+/// each, `(N, idle + iowait)`. Stops at the first other line after them
+/// (and at a line cut short by the end of the buffer).
+#[cfg(not(loom))]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn parse_cpu_idle(text: &[u8], out: &mut Vec<(usize, u64)>) {
+    for line in text.split(|&byte| byte == b'\n') {
+        let Ok(line) = std::str::from_utf8(line) else {
+            return;
+        };
+        let mut fields = line.split_ascii_whitespace();
+        let Some(name) = fields.next() else { return };
+        let Some(cpu) = name.strip_prefix("cpu") else {
+            return;
+        };
+        if cpu.is_empty() {
+            continue; // the host's total line
+        }
+        let numbers: Vec<u64> = fields
+            .take(5)
+            .filter_map(|field| field.parse().ok())
+            .collect();
+        let (Ok(cpu), [_user, _nice, _system, idle, iowait]) = (cpu.parse(), numbers.as_slice())
+        else {
+            return;
+        };
+        out.push((cpu, idle + iowait));
+    }
+}
+
+#[cfg(not(loom))]
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn parse_loadavg(loadavg: &str) -> Option<usize> {
     let (runnable, _total) = loadavg.split_whitespace().nth(3)?.split_once('/')?;
@@ -249,6 +338,30 @@ pub(crate) mod tests {
         assert_eq!(parse_stat(b"12 (gone) Z 1"), ThreadState::Unknown);
         assert_eq!(parse_stat(b"garbage"), ThreadState::Unknown);
         assert_eq!(parse_loadavg("0.20 0.18 0.12 3/80 11206\n"), Some(3));
+        // A worker's line (Linux 6.x), processor 1 in the 39th field.
+        let line = b"4242 (kv-brigade (0)) R 4200 4200 4180 34816 4200 4194368 \
+            310 0 0 0 2263 97 0 0 20 0 4 0 3456 1234567890 9876 18446744073709551615 \
+            94000000000000 94000000100000 140700000000000 0 0 0 0 4096 17024 0 0 0 \
+            -1 1 0 0 0 0 0";
+        assert_eq!(
+            parse_place(line),
+            ThreadPlace {
+                state: ThreadState::Runnable,
+                cpu: Some(1)
+            }
+        );
+        assert_eq!(parse_place(b"12 (cut) S 1 2 3").cpu, None);
+        assert_eq!(parse_place(b"garbage"), ThreadPlace::UNKNOWN);
+        let mut idle = Vec::new();
+        parse_cpu_idle(
+            b"cpu  10 0 5 900 3 0 0 0 0 0\ncpu0 5 0 2 450 1 0 0 0 0 0\n\
+              cpu1 5 0 3 450 2 0 0 0 0 0\nintr 1 2 3\ncpu7 9 9 9 9 9",
+            &mut idle,
+        );
+        assert_eq!(idle, [(0, 451), (1, 452)]);
+        idle.clear();
+        parse_cpu_idle(b"cpu0 5 0 2 450 1\ncpu1 5 0", &mut idle);
+        assert_eq!(idle, [(0, 451)], "a line cut short ends the list");
         assert_eq!(parse_loadavg("0.20 0.18"), None);
     }
 
@@ -258,7 +371,7 @@ pub(crate) mod tests {
     #[cfg(target_os = "linux")]
     fn eventually(tid: i32, expected: ThreadState) -> ThreadState {
         let stat = ProcFile::thread_stat(tid).unwrap();
-        let mut buf = [0; 256];
+        let mut buf = [0; 512];
         read_until(|| stat.thread_state(&mut buf), expected)
     }
 
@@ -285,7 +398,7 @@ pub(crate) mod tests {
     #[test]
     fn a_thread_blocked_on_a_channel_is_blocked_and_a_spinning_one_runnable() {
         let own = ThreadClock::current().tid().unwrap();
-        let mut buf = [0; 256];
+        let mut buf = [0; 512];
         assert_eq!(
             ProcFile::thread_stat(own).unwrap().thread_state(&mut buf),
             ThreadState::Runnable,
@@ -344,7 +457,7 @@ pub(crate) mod tests {
         });
         let tid = tid.recv_timeout(Duration::from_secs(60)).unwrap();
         let stat = ProcFile::thread_stat(tid).unwrap();
-        let mut buf = [0; 256];
+        let mut buf = [0; 512];
         assert_ne!(stat.thread_state(&mut buf), ThreadState::Unknown);
         release.send(()).unwrap();
         thread.join().unwrap();

@@ -42,6 +42,7 @@ pub struct Builder {
     pub(crate) max_yield_delay: Option<Duration>,
     pub(crate) background_floor: f64,
     pub(crate) crowded_host_handoff: bool,
+    pub(crate) spread_workers: bool,
     pub(crate) start_paused: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: bool,
@@ -106,6 +107,7 @@ impl Builder {
             max_yield_delay: Some(DEFAULT_MAX_YIELD_DELAY),
             background_floor: 0.0,
             crowded_host_handoff: true,
+            spread_workers: true,
             start_paused: false,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: true,
@@ -443,6 +445,39 @@ impl Builder {
     /// ```
     pub fn crowded_host_handoff(&mut self, enabled: bool) -> &mut Self {
         self.crowded_host_handoff = enabled;
+        self
+    }
+
+    /// Whether the monitor thread moves a worker that the kernel has left
+    /// on the same CPU as another busy worker, for several of its watches
+    /// (about 20 ms), to a CPU that no busy worker holds. Default `true`;
+    /// Linux only.
+    ///
+    /// A worker with background work never sleeps, and the kernel places a
+    /// thread mostly when it wakes: on a small host whose other CPUs keep
+    /// going briefly idle (a client or neighbour waking thousands of times
+    /// a second) its balancer can leave two busy workers sharing one CPU
+    /// for seconds, each at half a core, while another CPU idles. The move
+    /// sets the worker's CPU mask to the free CPU, which migrates it, and
+    /// then gives the mask back: nothing stays pinned, and a CPU outside
+    /// the worker's own mask (`taskset`, a cpuset) is never used. At most
+    /// one move per 100 ms. The monitor reads each worker's
+    /// `/proc/self/task/TID/stat` at each watch, so with both the long-poll
+    /// detector and compensation off (no watches) nothing is moved.
+    /// [`spread_moves`](crate::RuntimeMetrics::spread_moves) counts the
+    /// moves.
+    ///
+    /// # Examples
+    ///
+    /// Leave thread placement to the kernel alone:
+    ///
+    /// ```
+    /// let rt = brigade::Builder::new().spread_workers(false).build()?;
+    /// # drop(rt);
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn spread_workers(&mut self, enabled: bool) -> &mut Self {
+        self.spread_workers = enabled;
         self
     }
 

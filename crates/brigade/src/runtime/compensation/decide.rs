@@ -239,7 +239,7 @@ impl StuckJudge {
             probes: vec![None; num_slots].into_boxed_slice(),
             cpus: std::thread::available_parallelism().map_or(1, |cpus| cpus.get()),
             loadavg,
-            buf: [0; 256],
+            buf: [0; std::mem::size_of::<ProcBuf>()],
         }
     }
 

@@ -1,6 +1,7 @@
 //! The stat file of each slot's thread (`/proc/self/task/TID/stat`), from
 //! which the monitor's judge reads whether a stuck worker is blocked or
-//! runnable (`decide.rs`).
+//! runnable (`decide.rs`), and the monitor's spreading where each worker
+//! runs (`runtime/spread.rs`).
 //!
 //! Each thread opens its own file as it starts, since only it knows its
 //! kernel id, and the file is then read in place (`ProcFile`, `pread`) for
@@ -31,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadClock, ThreadState};
+use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadClock, ThreadPlace, ThreadState};
 use crate::sync::{lock, wait_until};
 
 /// How long `build` waits for the primaries' threads to open their stat
@@ -124,6 +125,14 @@ impl StatFiles {
             .map_or(ThreadState::Unknown, |file| file.thread_state(buf))
     }
 
+    /// The state of `slot`'s thread and the CPU it last ran on, for the
+    /// monitor's spreading (`runtime/spread.rs`); unknown as above.
+    pub(crate) fn thread_place(&self, slot: usize, buf: &mut ProcBuf) -> ThreadPlace {
+        lock(&self.files[slot])
+            .as_ref()
+            .map_or(ThreadPlace::UNKNOWN, |file| file.thread_place(buf))
+    }
+
     /// Whether `slot` has a file (for tests).
     #[cfg(test)]
     pub(crate) fn has_file(&self, slot: usize) -> bool {
@@ -151,7 +160,7 @@ mod tests {
         };
         files.wait_primaries(1);
         assert!(files.has_file(0), "opened before the wait returned");
-        let mut buf = [0; 256];
+        let mut buf = [0; 512];
         // The primary waits on the channel, or is on its way there.
         assert_ne!(files.thread_state(0, &mut buf), ThreadState::Unknown);
         // A spare slot: this thread, runnable as it reads itself.

@@ -5,3 +5,5 @@
 
 mod crowded_host;
 mod spawn_notify;
+#[cfg(target_os = "linux")]
+mod stacked_workers;
