@@ -335,9 +335,9 @@ pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 /// watcher runs"). (`driver/mod.rs`, `Relief`.)
 pub(crate) const RELIEF_NANOS: u64 = 0;
 
-/// D1: how many of the monitor's watches in a row (5 ms apart by default)
-/// must find the same two workers runnable on one CPU before one is moved:
-/// 4, about 20 ms. The kernel's own balancer usually spreads them within a
+/// D1: how many of the monitor's watches in a row (5 ms apart by default:
+/// half `Builder::long_poll_threshold`) must find the same two workers
+/// runnable on one CPU before one is moved: 4, about 15–20 ms. The kernel's own balancer usually spreads them within a
 /// few milliseconds; a pair it has left for 20 ms is one it is not getting
 /// to, and a move costs the worker one migration. (`runtime/spread.rs`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
@@ -350,9 +350,11 @@ pub(crate) const SPREAD_AFTER_WATCHES: u32 = 4;
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const SPREAD_PAUSE: Duration = Duration::from_millis(100);
 
-/// D1: how idle a CPU must have been, in percent of the window, for a
-/// worker to be moved there: 10, one clock tick of 10 in 100 ms. A CPU
-/// that a busy neighbour keeps reads 0; the one that the kernel left idle
+/// D1: how idle a CPU must have been, in percent of the window's whole
+/// clock ticks, for a worker to be moved there: 10, one tick of 10 in a
+/// window of 100–110 ms. A CPU that a busy neighbour keeps reads 0 (or now
+/// and then one tick, where the neighbour is not quite always busy); the
+/// one that the kernel left idle
 /// beside two stacked workers read 11–34% (docs/results.md, "Crowded host:
 /// two workers on one CPU"). (`runtime/spread.rs`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.

@@ -477,13 +477,12 @@ impl RuntimeMetrics {
     }
 
     /// How many times the monitor moved a worker off a CPU that another
-    /// runnable worker had shared with it for several watches, onto a CPU
-    /// of its mask that no runnable worker held: the kernel places a
-    /// thread mostly as it wakes, and a worker that never sleeps (one with
-    /// background work to run) can be left beside another for seconds
-    /// while a CPU idles. It stays 0 on a host with a CPU for every
-    /// worker and the kernel spreading them, with more workers than
-    /// allowed CPUs, and with
+    /// runnable worker had shared with it for several watches, onto an
+    /// idle CPU of its mask that no runnable worker held: the kernel places
+    /// a thread mostly as it wakes, and a worker that never sleeps (one
+    /// with background work to run) can be left beside another for seconds
+    /// while a CPU idles. It stays 0 while the kernel keeps the busy
+    /// workers apart, when no allowed CPU idles, and with
     /// [`Builder::spread_workers(false)`](crate::Builder::spread_workers).
     pub fn spread_moves(&self) -> u64 {
         self.cells().spread_moves.load(Ordering::Relaxed)

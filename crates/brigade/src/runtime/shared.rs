@@ -109,6 +109,8 @@ pub(crate) struct SchedulerConfig {
     /// run (`worker/unserved.rs`).
     pub(crate) crowded_host_handoff: bool,
     /// Whether the monitor spreads workers stacked on one CPU (`spread.rs`).
+    #[cfg_attr(loom, allow(dead_code))]
+    // The monitor reads it; loom models leave the monitor out.
     pub(crate) spread_workers: bool,
     /// Name and stack size of worker threads, spares included.
     pub(crate) thread_name: String,

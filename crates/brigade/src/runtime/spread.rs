@@ -19,9 +19,10 @@
 //! was idle at least [`SPREAD_IDLE_PERCENT`]% of the last [`SPREAD_PAUSE`]
 //! or so (`/proc/stat`, read at most that often: [`IdleCpus`]), the monitor
 //! moves that worker there: it sets the thread's CPU mask to that one CPU,
-//! which makes the kernel migrate it at once, and gives the thread its own
-//! mask back, which leaves it where it is. It moves at most one worker per
-//! [`SPREAD_PAUSE`], so that it never fights the kernel's balancer.
+//! which makes the kernel migrate it at once, and gives the thread the
+//! mask it read back, which leaves it where it is. It moves at most one
+//! worker per [`SPREAD_PAUSE`], so that it and the kernel's balancer do
+//! not take turns moving threads.
 //!
 //! Why only onto an idle CPU: a CPU kept busy by another process (a
 //! neighbour) gives a worker moved there half of it, as the CPU it left
@@ -29,13 +30,21 @@
 //! kernel's balancer, which sees the same number of threads on each CPU
 //! either way, would leave it there.
 //!
-//! What it does not do: pin a thread (its mask is back before the monitor
-//! goes on), move a worker to a CPU its mask leaves out (`taskset`, cgroup
-//! cpusets: the allowed set is the thread's own mask, read each time), or
-//! move one when every allowed CPU holds a runnable worker (more workers
-//! than CPUs: sharing is then the kernel's business). With
-//! `Builder::spread_workers(false)`, or where `/proc` cannot be read, or
-//! off Linux, nothing here runs.
+//! What it does not do: leave a thread pinned (its mask is back before the
+//! monitor goes on; a failed restore is retried, then warned about), move
+//! a worker to a CPU its mask leaves out (`taskset`, cgroup cpusets: the
+//! allowed set is the thread's own mask, read each time), or move one when
+//! no allowed CPU is idle and free of runnable workers. With
+//! `Builder::spread_workers(false)`, or where `/proc` cannot be read,
+//! nothing is moved; off Linux the move is a no-op.
+//!
+//! What a move leaves behind: the mask given back is the one
+//! `sched_getaffinity` read, which Linux (6.2 and later) then keeps as the
+//! thread's requested mask. A cgroup cpuset widened later widens the
+//! thread only to that mask, and CPUs offline at the move are left out of
+//! it. For the few microseconds of the move the thread's mask is the one
+//! CPU: a thread or process it starts then inherits that mask. Where
+//! cpusets change at run time, `spread_workers(false)` avoids all this.
 //!
 //! ## Protocol
 //! None with the workers: only the monitor thread reads the stat files
@@ -170,12 +179,12 @@ struct IdleCpus {
 
 impl IdleCpus {
     fn open() -> Self {
-        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
         let mut idle = IdleCpus {
             file: ProcFile::host_stat().ok(),
-            // About 100 bytes a CPU line; the lines of CPUs this process
-            // may not use come too, so leave room.
-            buf: vec![0; 4096 + 128 * cpus.max(64)],
+            // About 100 bytes a CPU line, for every CPU of the host (not
+            // only those this process may use), then the rest of the file,
+            // which is not parsed.
+            buf: vec![0; 4096 + 128 * host_cpus().max(64)],
             last: None,
             reading: Vec::new(),
             idle: Vec::new(),
@@ -208,7 +217,10 @@ impl IdleCpus {
 }
 
 /// The CPUs whose idle ticks grew by at least [`SPREAD_IDLE_PERCENT`]% of
-/// `elapsed` nanoseconds from `before` to `after`.
+/// the whole ticks in `elapsed` nanoseconds from `before` to `after`. Whole
+/// ticks, since a window is a little longer than [`SPREAD_PAUSE`] (the
+/// first watch after it takes the reading): one idle tick in a window of
+/// 104 ms is 10%.
 fn idle_between(
     before: &[(usize, u64)],
     after: &[(usize, u64)],
@@ -219,11 +231,29 @@ fn idle_between(
         .iter()
         .filter_map(|&(cpu, ticks)| {
             let (_, earlier) = before.iter().find(|(c, _)| *c == cpu)?;
-            let idle_nanos = ticks.saturating_sub(*earlier).saturating_mul(tick_nanos);
-            (idle_nanos.saturating_mul(100) >= elapsed.saturating_mul(SPREAD_IDLE_PERCENT))
-                .then_some(cpu)
+            let idle_ticks = ticks.saturating_sub(*earlier);
+            let window_ticks = elapsed / tick_nanos.max(1);
+            (idle_ticks > 0
+                && idle_ticks.saturating_mul(100)
+                    >= window_ticks.saturating_mul(SPREAD_IDLE_PERCENT))
+            .then_some(cpu)
         })
         .collect()
+}
+
+/// CPUs the host has configured (`_SC_NPROCESSORS_CONF`), at least those
+/// this process may use.
+fn host_cpus() -> usize {
+    let usable = std::thread::available_parallelism().map_or(1, usize::from);
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `sysconf` only reads the system's configuration.
+        let configured = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+        if configured > 0 {
+            return usable.max(configured as usize);
+        }
+    }
+    usable
 }
 
 /// The length of `/proc/stat`'s clock tick (`_SC_CLK_TCK`, 100 a second
@@ -270,6 +300,7 @@ fn runnable_cpus(places: &[ThreadPlace]) -> Vec<usize> {
 /// The CPU to move a worker to: the first in its mask (`allowed`, in
 /// order) that is not `from` and is `free` (idle, and holding no runnable
 /// worker).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn pick_target(allowed: &[usize], from: usize, free: &[usize]) -> Option<usize> {
     allowed
         .iter()
@@ -285,8 +316,18 @@ pub(crate) fn move_off(tid: i32, from: usize, free: &[usize]) -> Option<usize> {
     let mask = affinity::get(tid)?;
     let target = pick_target(&affinity::cpus(&mask), from, free)?;
     let moved = affinity::set(tid, &affinity::only(target));
-    // The mask goes back even if the move failed half way.
-    let restored = affinity::set(tid, &mask);
+    // The mask goes back even if the move failed half way; a failed
+    // restore is tried once more, then reported: the thread would stay on
+    // one CPU.
+    let restored = affinity::set(tid, &mask) || affinity::set(tid, &mask);
+    if !restored {
+        tracing::warn!(
+            tid,
+            cpu = target,
+            "could not give a worker thread its CPU mask back after moving it; \
+             it stays on this CPU (Builder::spread_workers(false) avoids the move)"
+        );
+    }
     (moved && restored).then_some(target)
 }
 
@@ -391,6 +432,12 @@ mod tests {
         assert_eq!(idle_between(&before, &after, 100 * 1_000_000, TICK), [1, 2]);
         // Over 200 ms one tick is 5%: not idle.
         assert_eq!(idle_between(&before, &after, 200 * 1_000_000, TICK), [2]);
+        // A window a little longer than 100 ms (the first watch after the
+        // pause reads): still ten whole ticks, and one of them idle is 10%.
+        assert_eq!(idle_between(&before, &after, 104 * 1_000_000, TICK), [1, 2]);
+        // No idle tick is never idle, however short the window.
+        assert_eq!(idle_between(&before, &after, 1_000_000, TICK), [1, 2]);
+        assert!(!idle_between(&before, &after, 1_000_000, TICK).contains(&0));
         // A CPU missing from the first reading (brought online) is not.
         assert_eq!(idle_between(&[], &after, 1, TICK), Vec::<usize>::new());
     }
@@ -437,7 +484,15 @@ mod tests {
             eprintln!("one CPU allowed: nothing to move to");
             return;
         }
+        /// Stops the spinner when the test ends, a failed assertion included.
+        struct StopOnDrop(Arc<AtomicBool>);
+        impl Drop for StopOnDrop {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
         let stop = Arc::new(AtomicBool::new(false));
+        let _stop_on_drop = StopOnDrop(stop.clone());
         let on_cpu = Arc::new(AtomicUsize::new(usize::MAX));
         let (tids, spinner_tid) = std::sync::mpsc::channel();
         let spinner = {
@@ -472,10 +527,11 @@ mod tests {
         // notes the CPU it runs on in its next turns of the loop (a note
         // of `from` taken just before the move may still land first).
         let deadline = Instant::now() + Duration::from_secs(10);
-        while on_cpu.load(Ordering::Relaxed) != target && Instant::now() < deadline {
+        let mut landed = on_cpu.load(Ordering::Relaxed);
+        while landed != target && Instant::now() < deadline {
             std::thread::yield_now();
+            landed = on_cpu.load(Ordering::Relaxed);
         }
-        let landed = on_cpu.load(Ordering::Relaxed);
         let mask_after = affinity::cpus(&affinity::get(spinner_tid).unwrap());
         stop.store(true, Ordering::Relaxed);
         spinner.join().unwrap();

@@ -224,9 +224,15 @@ impl ProcFile {
     /// [`host_stat`](Self::host_stat); `false` if it could not be read.
     pub(crate) fn cpu_idle(&self, buf: &mut [u8], out: &mut Vec<(usize, u64)>) -> bool {
         out.clear();
-        let Some(text) = self.read(buf) else {
+        let len = buf.len();
+        let Some(mut text) = self.read(buf) else {
             return false;
         };
+        if text.len() == len {
+            // Filled: the last line may be cut short.
+            let end = text.iter().rposition(|&byte| byte == b'\n').unwrap_or(0);
+            text = &text[..end];
+        }
         parse_cpu_idle(text, out);
         !out.is_empty()
     }
@@ -279,9 +285,14 @@ fn parse_place(stat: &[u8]) -> ThreadPlace {
     let Some(name_end) = stat.iter().rposition(|&byte| byte == b')') else {
         return ThreadPlace::UNKNOWN;
     };
+    // Field 40 must follow: a line cut short inside field 39 would parse
+    // a prefix of it.
     let cpu = std::str::from_utf8(&stat[name_end + 1..])
         .ok()
-        .and_then(|fields| fields.split_ascii_whitespace().nth(36))
+        .and_then(|fields| {
+            let mut from_39 = fields.split_ascii_whitespace().skip(36);
+            from_39.next().filter(|_| from_39.next().is_some())
+        })
         .and_then(|field| field.parse().ok());
     ThreadPlace { state, cpu }
 }
@@ -312,7 +323,7 @@ fn parse_cpu_idle(text: &[u8], out: &mut Vec<(usize, u64)>) {
         else {
             return;
         };
-        out.push((cpu, idle + iowait));
+        out.push((cpu, idle.saturating_add(*iowait)));
     }
 }
 
@@ -351,6 +362,9 @@ pub(crate) mod tests {
             }
         );
         assert_eq!(parse_place(b"12 (cut) S 1 2 3").cpu, None);
+        // Cut right after field 39: not trusted.
+        let cut = &line[..line.len() - b" 0 0 0 0 0".len()];
+        assert_eq!(parse_place(cut).cpu, None);
         assert_eq!(parse_place(b"garbage"), ThreadPlace::UNKNOWN);
         let mut idle = Vec::new();
         parse_cpu_idle(

@@ -449,21 +449,29 @@ impl Builder {
     }
 
     /// Whether the monitor thread moves a worker that the kernel has left
-    /// on the same CPU as another busy worker, for several of its watches
-    /// (about 20 ms), to a CPU that no busy worker holds. Default `true`;
-    /// Linux only.
+    /// on the same CPU as another busy worker, for 4 of its watches in a row
+    /// (about 15–20 ms at the default watch interval), to a CPU that no busy
+    /// worker holds and that was idle at least 10% of the last 100 ms or
+    /// so. Default `true`; Linux only.
     ///
     /// A worker with background work never sleeps, and the kernel places a
     /// thread mostly when it wakes: on a small host whose other CPUs keep
     /// going briefly idle (a client or neighbour waking thousands of times
     /// a second) its balancer can leave two busy workers sharing one CPU
     /// for seconds, each at half a core, while another CPU idles. The move
-    /// sets the worker's CPU mask to the free CPU, which migrates it, and
-    /// then gives the mask back: nothing stays pinned, and a CPU outside
-    /// the worker's own mask (`taskset`, a cpuset) is never used. At most
-    /// one move per 100 ms. The monitor reads each worker's
-    /// `/proc/self/task/TID/stat` at each watch, so with both the long-poll
-    /// detector and compensation off (no watches) nothing is moved.
+    /// sets the worker's CPU mask to the idle CPU, which migrates it, and
+    /// then gives back the mask it read: the worker is not left pinned, and
+    /// a CPU outside its own mask (`taskset`, a cpuset) is never used. A CPU
+    /// that another process keeps busy is not a target: a worker would get
+    /// half of it there too. At most one move per 100 ms. The monitor reads
+    /// each worker's `/proc/self/task/TID/stat` at each watch, so with both
+    /// the long-poll detector and compensation off (no watches) nothing is
+    /// moved.
+    ///
+    /// The mask given back is the one the kernel reported, which Linux 6.2
+    /// and later keeps as the thread's requested mask: a cgroup cpuset
+    /// widened later widens a moved worker only that far. Turn this off
+    /// where cpusets change while the runtime runs.
     /// [`spread_moves`](crate::RuntimeMetrics::spread_moves) counts the
     /// moves.
     ///

@@ -76,8 +76,9 @@ fn two_busy_workers_stacked_on_one_cpu_are_spread_apart() {
         .build()
         .unwrap();
     let shared = rt.handle.shared.clone();
-    // One busy loop per worker: each task spins until the other has started,
-    // so they cannot both be on one worker.
+    // Two busy loops: with every worker busy, `yield_if_busy()` steps the
+    // one that shares a worker aside, and the other worker takes it, so each
+    // worker runs one; the test waits until both have started.
     let stop = Arc::new(AtomicBool::new(false));
     let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for _ in 0..2 {
@@ -116,7 +117,11 @@ fn two_busy_workers_stacked_on_one_cpu_are_spread_apart() {
             spread = true;
             break;
         }
-        let idle_target = spreader.idle_cpus().iter().any(|cpu| *cpu != own[0]);
+        let allowed = affinity::cpus(&masks[1]);
+        let idle_target = spreader
+            .idle_cpus()
+            .iter()
+            .any(|cpu| *cpu != own[0] && allowed.contains(cpu));
         idle_seen |= idle_target;
         if idle_target && first.cpu == second.cpu {
             panic!(
