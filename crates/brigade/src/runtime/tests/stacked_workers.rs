@@ -113,7 +113,10 @@ fn two_busy_workers_stacked_on_one_cpu_are_spread_apart() {
         }
         let [first, second] = places(&shared);
         if rt.metrics().spread_moves() > 0 {
-            assert_ne!(first.cpu, second.cpu, "moved apart");
+            // The later worker of the pair (slot 1) was moved off the CPU
+            // they shared. (The kernel, now free to, may move slot 0 too,
+            // even onto the same CPU: it is not asked to stay.)
+            assert_ne!(second.cpu, Some(own[0]), "the later worker moved off");
             spread = true;
             break;
         }
