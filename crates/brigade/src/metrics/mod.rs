@@ -91,6 +91,8 @@ pub(crate) struct MetricsCells {
     long_polls: AtomicU64,
     /// Idle workers found not serving (`Driver::harvest_if_unserved`).
     idle_not_serving: AtomicU64,
+    /// Workers the monitor moved off a shared CPU (`runtime/spread.rs`).
+    /// Relaxed: a count for reporting, ordered with nothing.
     spread_moves: AtomicU64,
     /// Stuck stretches left uncompensated as descheduled
     /// (`runtime/compensation/decide.rs`).

@@ -115,14 +115,7 @@ impl Spreader {
             return;
         };
         let tid = shared.compensation.clock(stacked.second).tid();
-        let occupied = runnable_cpus(&self.places);
-        let free: Vec<usize> = self
-            .idle
-            .idle
-            .iter()
-            .copied()
-            .filter(|cpu| !occupied.contains(cpu))
-            .collect();
+        let free = free_cpus(&self.idle.idle, &self.places);
         if let Some(tid) = tid
             && let Some(target) = move_off(tid, stacked.cpu, &free)
         {
@@ -288,13 +281,14 @@ fn find_stacked(places: &[ThreadPlace]) -> Option<Stacked> {
     })
 }
 
-/// The CPUs that runnable workers last ran on.
-fn runnable_cpus(places: &[ThreadPlace]) -> Vec<usize> {
-    places
-        .iter()
-        .filter(|place| place.state == ThreadState::Runnable)
-        .filter_map(|place| place.cpu)
-        .collect()
+/// The `idle` CPUs that no runnable worker last ran on.
+fn free_cpus(idle: &[usize], places: &[ThreadPlace]) -> Vec<usize> {
+    let occupied = |cpu: usize| {
+        places
+            .iter()
+            .any(|place| place.state == ThreadState::Runnable && place.cpu == Some(cpu))
+    };
+    idle.iter().copied().filter(|&cpu| !occupied(cpu)).collect()
 }
 
 /// The CPU to move a worker to: the first in its mask (`allowed`, in
@@ -421,6 +415,8 @@ mod tests {
         assert_eq!(pick_target(&[0], 0, &[0]), None);
         // Not outside the mask, even if that CPU is free.
         assert_eq!(pick_target(&[2, 3], 3, &[1]), None);
+        // Free: idle, and no runnable worker there (a blocked one is fine).
+        assert_eq!(free_cpus(&[0, 1, 2], &[runnable(0), blocked(1)]), [1, 2]);
     }
 
     #[test]

@@ -17,14 +17,14 @@ use crate::Builder;
 use crate::policy::{SPREAD_AFTER_WATCHES, SPREAD_PAUSE};
 use crate::runtime::Shared;
 use crate::runtime::spread::{Spreader, affinity};
-use crate::runtime::thread_cpu::{ThreadPlace, ThreadState};
+use crate::runtime::thread_cpu::{ProcBuf, ThreadPlace, ThreadState};
 
 const BOUND: Duration = Duration::from_secs(10);
 const ATTEMPTS: usize = 20;
 
 /// Where the two workers are now, read as the spreader reads it.
 fn places(shared: &Shared) -> [ThreadPlace; 2] {
-    let mut buf = [0; 512];
+    let mut buf = [0; std::mem::size_of::<ProcBuf>()];
     let files = shared.compensation.stat_files();
     [
         files.thread_place(0, &mut buf),
