@@ -70,6 +70,14 @@
 //! control). The limit starts low and rises while the p99 stays under the
 //! target; idle workers run elastic work for free. See [`ElasticConfig`].
 //!
+//! **The cooperative budget.** A task whose socket is always ready never
+//! returns `Pending` by itself. As on tokio, every brigade resource
+//! (sockets, timers, signals, join handles, standard streams) spends a
+//! unit of the task's budget of 128 per poll; unlike tokio, a spent budget
+//! makes the task yield only when work waits for its worker, and is
+//! refilled otherwise, so an always-ready loop alone loses nothing
+//! ([`task::coop`]).
+//!
 //! **Metrics.** [`Runtime::metrics`] returns [`RuntimeMetrics`]: how often
 //! `yield_if_busy` gave way, the scheduling latency (how long runnable tasks
 //! waited for a worker: its p99 says whether the foreground is hurt), poll
@@ -102,6 +110,7 @@
 //! | `brigade::class` | debug | `task demoted to background`, `task promoted to foreground` (`task`, `spawned_at`) |
 //! | `brigade::yield_queue` | trace | `task stepped aside into the yield queue`, `task left the yield queue` (`task`: its id); `overdue task rescued from the yield queue` (`task`, `waited_ms`) |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
+//! | `brigade::coop` | debug | `cooperative budget spent while work waits: the task yields`, once per spawn location (`spawned_at`) |
 //!
 //! Errors the runtime cannot return to a caller (a failed I/O driver poll,
 //! a blocking-pool thread that could not start) are logged at error level.

@@ -167,6 +167,23 @@
 //!   into its worker's shard of the yield queue and wakes nobody; a
 //!   foreign waker (a combinator's, a nested executor's) is woken at once.
 //!
+//! - **C6. The cooperative budget** (`task/coop.rs`, `Core::budget_spent`
+//!   in `runtime/worker/budget.rs`): each poll of a task may spend
+//!   [`COOP_BUDGET`] units; every brigade resource (sockets, timers,
+//!   signals, join handles, stdio) spends one when it makes progress. Once
+//!   they are spent, the next resource asks whether work waits for this
+//!   worker: a task in its deque or run-next slot or in the injector, the
+//!   `block_on` future or a yielded task on a current-thread runtime, and,
+//!   once per epoch (C5's gate), a due timer or unharvested I/O (the
+//!   epoch's driver poll). If so it returns `Pending` and the task goes to
+//!   the back of the deque (A4's place), without counting as a self-wake
+//!   (A2): a foreground task stays foreground. If not, the budget is
+//!   refilled and the operation goes on. Why: a task whose socket is
+//!   always ready never returns `Pending` on its own, and would starve its
+//!   worker's timers, I/O and tasks; asking first keeps an always-ready
+//!   loop alone on an idle runtime at full speed (docs/results.md, "The
+//!   cooperative budget").
+//!
 //! # D. Where a worker runs (the monitor thread)
 //!
 //! - **D1. Spread stacked workers** (`runtime/spread.rs`): two workers
@@ -334,6 +351,14 @@ pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 /// (docs/results.md, "Crowded host: a later hand-off, relieved until the
 /// watcher runs"). (`driver/mod.rs`, `Relief`.)
 pub(crate) const RELIEF_NANOS: u64 = 0;
+
+/// C6: the units of the cooperative budget a task's poll may spend before
+/// its resources ask whether work waits (`task/coop.rs`): 128, tokio's
+/// budget, so that code tuned for tokio's yield points sees the same
+/// spacing. The ask costs little (a few loads; the driver poll at most once
+/// per epoch), so the count only bounds how often it runs: once per 128
+/// ready operations, a few microseconds of I/O.
+pub(crate) const COOP_BUDGET: u8 = 128;
 
 /// D1: how many of the monitor's watches in a row (5 ms apart by default:
 /// half `Builder::long_poll_threshold`) must find the same two workers

@@ -447,8 +447,10 @@ fn metrics_count_workers_spawns_and_live_tasks() {
         // The Debug form shows the values read now, under their names.
         let debug = format!("{metrics:?}");
         let expected = format!(
-            "RuntimeMetrics {{ num_workers: 3, yields: {}, yield_queue_depth: 0, .. }}",
-            metrics.yields()
+            "RuntimeMetrics {{ num_workers: 3, yields: {}, budget_forced_yields: {}, \
+             yield_queue_depth: 0, .. }}",
+            metrics.yields(),
+            metrics.budget_forced_yields()
         );
         assert_eq!(debug, expected);
     });

@@ -1,4 +1,9 @@
 //! A `mio` source registered with the current runtime's reactor.
+//!
+//! Every wait for readiness and every operation run through it spends a
+//! unit of the task's cooperative budget when it makes progress (C6 of the
+//! policy, `task/coop.rs`; `try_io` spends nothing, as tokio's `try_`
+//! methods do), so every socket type is budgeted here, once.
 
 use std::future::poll_fn;
 use std::io;
@@ -11,6 +16,7 @@ use super::ready::{Interest as UserInterest, Ready};
 use crate::driver::Driver;
 use crate::driver::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
 use crate::runtime::context;
+use crate::task::coop::budgeted;
 
 /// Owns a `mio` source and its registration; deregisters on drop.
 pub(crate) struct PollEvented<S: mio::event::Source> {
@@ -57,8 +63,10 @@ impl<S: mio::event::Source> PollEvented<S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
-        self.io
-            .poll_io(cx, Direction::Read, || op(source), |_| false)
+        budgeted(cx, |cx| {
+            self.io
+                .poll_io(cx, Direction::Read, || op(source), |_| false)
+        })
     }
 
     /// Like [`poll_read_io`](Self::poll_read_io), for write readiness.
@@ -68,8 +76,10 @@ impl<S: mio::event::Source> PollEvented<S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
-        self.io
-            .poll_io(cx, Direction::Write, || op(source), |_| false)
+        budgeted(cx, |cx| {
+            self.io
+                .poll_io(cx, Direction::Write, || op(source), |_| false)
+        })
     }
 
     /// A byte stream's read into a buffer of `len` bytes: as
@@ -105,7 +115,9 @@ impl<S: mio::event::Source> PollEvented<S> {
     ) -> Poll<io::Result<usize>> {
         let source = self.get_ref();
         let short = |&moved: &usize| moved > 0 && moved < len;
-        self.io.poll_io(cx, direction, || op(source), short)
+        budgeted(cx, |cx| {
+            self.io.poll_io(cx, direction, || op(source), short)
+        })
     }
 
     /// Ready once the source may be ready for `interest`; otherwise
@@ -115,7 +127,7 @@ impl<S: mio::event::Source> PollEvented<S> {
         cx: &mut Context<'_>,
         interest: UserInterest,
     ) -> Poll<io::Result<ReadyEvent>> {
-        self.io.poll_ready_any(cx, interest.directions())
+        budgeted(cx, |cx| self.io.poll_ready_any(cx, interest.directions()))
     }
 
     /// Waits until the source may be ready for `interest`.

@@ -125,7 +125,17 @@ impl<T: Send + 'static> Blocking<T> {
 }
 
 impl<T: Read + Send + 'static> Blocking<T> {
+    /// Spends a unit of the task's cooperative budget per read
+    /// (`task/coop.rs`).
     fn poll_read(&mut self, cx: &mut Context<'_>, dst: &mut [u8]) -> Poll<io::Result<usize>> {
+        crate::task::coop::budgeted(cx, |cx| self.poll_read_buffered(cx, dst))
+    }
+
+    fn poll_read_buffered(
+        &mut self,
+        cx: &mut Context<'_>,
+        dst: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         loop {
             // A read that just completed is answered even if it read
             // nothing: that is the end of input.
@@ -164,7 +174,13 @@ fn read_into<T: Read>(idle: &mut Idle<T>, len: usize) -> io::Result<()> {
 }
 
 impl<T: Write + Send + 'static> Blocking<T> {
+    /// Spends a unit of the task's cooperative budget per write
+    /// (`task/coop.rs`).
     fn poll_write(&mut self, cx: &mut Context<'_>, src: &[u8]) -> Poll<io::Result<usize>> {
+        crate::task::coop::budgeted(cx, |cx| self.poll_write_buffered(cx, src))
+    }
+
+    fn poll_write_buffered(&mut self, cx: &mut Context<'_>, src: &[u8]) -> Poll<io::Result<usize>> {
         ready!(self.poll_idle(cx))?;
         if src.is_empty() {
             return Poll::Ready(Ok(0));

@@ -31,6 +31,8 @@ pub(crate) struct WorkerCounters {
     /// Tasks spawned on this worker's thread (the rest: `MetricsCells`).
     spawns: AtomicU64,
     yields: AtomicU64,
+    /// Polls the cooperative budget made yield (`task/coop.rs`).
+    budget_forced_yields: AtomicU64,
     steals: AtomicU64,
     parks: AtomicU64,
     /// Runnable → poll start, for sampled schedules.
@@ -49,6 +51,7 @@ impl Default for WorkerCounters {
             polls: AtomicU64::new(0),
             spawns: AtomicU64::new(0),
             yields: AtomicU64::new(0),
+            budget_forced_yields: AtomicU64::new(0),
             steals: AtomicU64::new(0),
             parks: AtomicU64::new(0),
             scheduling_latency: Histogram::new(),
@@ -73,6 +76,9 @@ impl WorkerCounters {
     }
     pub(crate) fn count_yield(&self) {
         bump(&self.yields);
+    }
+    pub(crate) fn count_budget_forced_yield(&self) {
+        bump(&self.budget_forced_yields);
     }
     pub(crate) fn count_steal(&self) {
         bump(&self.steals);
@@ -306,6 +312,7 @@ impl std::fmt::Debug for RuntimeMetrics {
         f.debug_struct("RuntimeMetrics")
             .field("num_workers", &self.num_workers())
             .field("yields", &self.yields())
+            .field("budget_forced_yields", &self.budget_forced_yields())
             .field("yield_queue_depth", &self.yield_queue_depth())
             .finish_non_exhaustive()
     }
@@ -350,6 +357,15 @@ impl RuntimeMetrics {
     /// queue (see [`TaskClass`](crate::task::TaskClass)).
     pub fn yields(&self) -> u64 {
         self.cells().sum(|worker| &worker.yields)
+    }
+
+    /// Times a task's cooperative budget made it yield: it had spent its
+    /// units on brigade's resources (sockets, timers, join handles; see
+    /// [`task::coop`](crate::task::coop)) while other work waited for its
+    /// worker. A budget spent while nothing waited is refilled and not
+    /// counted. Not part of [`yields`](Self::yields).
+    pub fn budget_forced_yields(&self) -> u64 {
+        self.cells().sum(|worker| &worker.budget_forced_yields)
     }
 
     /// Times a task stepped aside into the yield queue (a subset of

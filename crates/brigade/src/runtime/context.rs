@@ -138,6 +138,13 @@ pub(crate) trait Worker: std::any::Any {
     /// Runs `f`, which may block, with a spare worker serving in this one's
     /// place meanwhile (`task::block_in_place`).
     fn block_in_place(&self, f: &mut dyn FnMut());
+
+    /// The running poll has spent its cooperative budget (`task/coop.rs`):
+    /// whether work waits for this worker (or, `local_set_waits`, on the
+    /// `LocalSet` running the task), so that the poll should yield (the
+    /// worker then schedules the task's self-wake as the budget's yield:
+    /// `Core::budget_spent`).
+    fn budget_spent(&self, local_set_waits: bool) -> bool;
 }
 
 /// The thread-local pointer to the running worker (see the module docs):
@@ -298,7 +305,18 @@ pub(crate) fn on_worker() -> bool {
 /// harness around the poll of the user's future, so the task is alive for
 /// all of it.
 pub(crate) fn poll_task<R>(meta: &TaskMeta, waker: &Waker, f: impl FnOnce() -> R) -> R {
+    let f = || crate::task::coop::with_full_budget(f);
     CURRENT_TASK.with(|task| task.set(meta, || TASK_WAKER.with(|own| own.set(waker, f))))
+}
+
+/// The running poll spent its cooperative budget: whether work waits for
+/// this thread's worker or on the task's `LocalSet` (`Worker::budget_spent`);
+/// off a worker, only the set's own tasks can wait behind the poll.
+pub(crate) fn budget_spent(local_set_waits: bool) -> bool {
+    with_worker(|worker| match worker {
+        Some(worker) => worker.budget_spent(local_set_waits),
+        None => local_set_waits,
+    })
 }
 
 /// Runs `f` with the header and the waker of the task being polled on this

@@ -18,6 +18,7 @@ use super::idle::Idle;
 use super::run_next_slot::RunNext;
 use super::shutdown_state::{self, ShutdownState};
 use super::worker::Core;
+use super::worker::budget::BudgetReports;
 use super::worker::step_aside::BackgroundTurn;
 use crate::admission::Admission;
 use crate::driver::Driver;
@@ -54,6 +55,9 @@ pub(crate) struct Shared {
     pub(crate) driver: Arc<Driver>,
     pub(crate) metrics: MetricsCells,
     pub(crate) admission: Admission,
+    /// The spawn locations already reported for a forced yield of the
+    /// cooperative budget (`worker/budget.rs`).
+    pub(crate) budget_reports: BudgetReports,
     pub(crate) config: SchedulerConfig,
     /// Which schedules are timed (`metrics/mod.rs`); the monitor thread
     /// adapts it so the elastic controller always has enough samples for a
@@ -108,6 +112,10 @@ pub(crate) struct SchedulerConfig {
     /// Whether busy workers serve I/O an idle worker was woken for and not
     /// run (`worker/unserved.rs`).
     pub(crate) crowded_host_handoff: bool,
+    /// Whether a spent cooperative budget makes a task yield while work
+    /// waits (`worker/budget.rs`); off only in tests that show what it
+    /// prevents.
+    pub(crate) coop_budget: bool,
     /// Whether the monitor spreads workers stacked on one CPU (`spread.rs`).
     #[cfg_attr(loom, allow(dead_code))]
     // The monitor reads it; loom models leave the monitor out.
@@ -148,6 +156,7 @@ impl Shared {
             registry: Registry::new(num_workers),
             metrics: MetricsCells::new(num_slots),
             admission,
+            budget_reports: BudgetReports::default(),
             sampler: LatencySampler::new(config.latency_sample_every),
             config,
             stealers,
@@ -357,6 +366,12 @@ impl Shared {
         woken_while_running: bool,
         spawned: bool,
     ) -> bool {
+        if woken_while_running && core.take_budget_yield() {
+            // The cooperative budget's yield (C6): the runtime's, not the
+            // task's, so it is not classified (`worker/budget.rs`).
+            self.maybe_sample(&runnable);
+            return core.push_local_yielded(runnable);
+        }
         let handing_back = core.is_handing_back();
         let class = self.classify_wake(runnable.metadata(), woken_while_running || handing_back);
         if matches!(class, WakeClass::Background | WakeClass::Demoted) && !handing_back {

@@ -217,6 +217,7 @@ fn scheduler_config(builder: &Builder) -> SchedulerConfig {
         background_floor: builder.background_floor,
         crowded_host_handoff: builder.crowded_host_handoff,
         spread_workers: builder.spread_workers,
+        coop_budget: builder.coop_budget,
         thread_name: builder.thread_name.clone(),
         thread_stack_size: builder.thread_stack_size,
         thread_hooks: builder.thread_hooks.clone(),

@@ -259,8 +259,12 @@ impl Signal {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
-        self.listener
-            .poll_recv(&self.deliveries, &mut self.seen, cx)
+        // A delivery spends a unit of the task's cooperative budget
+        // (`task/coop.rs`).
+        crate::task::coop::budgeted(cx, |cx| {
+            self.listener
+                .poll_recv(&self.deliveries, &mut self.seen, cx)
+        })
     }
 }
 

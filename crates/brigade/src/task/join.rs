@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Waker, ready};
 
 use async_task::FallibleTask;
 
@@ -159,10 +159,13 @@ pub(crate) fn abort_task(meta: &TaskMeta) {
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
+    /// A result spends a unit of the task's cooperative budget
+    /// (`task/coop.rs`), as every brigade resource does.
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let id = self.meta().id();
         let task = self.task.as_mut().expect("JoinHandle polled after drop");
-        Pin::new(task).poll(cx).map(|outcome| match outcome {
+        let outcome = ready!(super::coop::budgeted(cx, |cx| Pin::new(task).poll(cx)));
+        Poll::Ready(match outcome {
             Some(Ok(output)) => Ok(output),
             Some(Err(payload)) => Err(JoinError::panic(id, payload)),
             None => Err(JoinError::cancelled(id)),

@@ -232,6 +232,14 @@ impl<T> JoinSet<T> {
     /// after arranging for `cx`'s waker to be woken when a task finishes.
     /// Only the waker of the latest `Pending` call is woken.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        // One unit of the task's cooperative budget per result, spent here
+        // (`task/coop.rs`); each entry's own poll is unconstrained
+        // (`poll_entry`).
+        super::coop::budgeted(cx, |cx| self.poll_ready(cx))
+    }
+
+    /// [`poll_join_next`](Self::poll_join_next) without the budget.
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
         // Ends: each key popped was pushed by a spawn or a wake, and a
         // handle wakes only after the poll here that registers it.
         loop {
@@ -342,7 +350,11 @@ impl<T> JoinSet<T> {
         // A missing key: its entry was detached (see `Ready`).
         let entry = self.tasks.get_mut(&key)?;
         let mut cx = Context::from_waker(&entry.waker);
-        match Pin::new(&mut entry.handle).poll(&mut cx) {
+        // Unconstrained: a spent budget would make the handle wake its
+        // entry, which would queue its key again for the caller's loop to
+        // pop; the set spends the unit itself (`poll_join_next`).
+        let polled = super::coop::with_unconstrained(|| Pin::new(&mut entry.handle).poll(&mut cx));
+        match polled {
             Poll::Ready(result) => {
                 self.tasks.remove(&key);
                 Some(result)

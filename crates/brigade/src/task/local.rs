@@ -26,7 +26,8 @@
 //! `yield_if_busy()` in a local task completes at once, as it does in
 //! `block_on`: the driving thread is not a worker, so no other task waits
 //! for it. Local tasks take turns at their awaits; `yield_now()` lets the
-//! set's other tasks run.
+//! set's other tasks run, and so does a spent cooperative budget
+//! (`task/coop.rs`) while they wait.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -159,11 +160,24 @@ impl LocalShared {
             if runnable.metadata().is_cancelled() {
                 drop(runnable);
             } else {
-                runnable.run();
+                // Its poll gets a budget of its own (the harness), which
+                // yields when it is spent and the set's other tasks wait.
+                super::coop::with_local_set(current_set_has_queued, || runnable.run());
             }
         }
         self.has_queued()
     }
+}
+
+/// Whether the set being driven on this thread has tasks queued (for the
+/// cooperative budget of the task it runs: `task/coop.rs`).
+fn current_set_has_queued() -> bool {
+    CURRENT.with(|current| {
+        current
+            .borrow()
+            .as_ref()
+            .is_some_and(|set| set.has_queued())
+    })
 }
 
 impl TaskHost for LocalShared {

@@ -100,7 +100,17 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
 
+    /// Spends a unit of the task's cooperative budget when it completes
+    /// (`task/coop.rs`): a loop over sleeps that are already due yields
+    /// while work waits.
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        crate::task::coop::budgeted(cx, |cx| self.poll_elapsed(cx))
+    }
+}
+
+impl Sleep {
+    /// The poll proper, without the budget.
+    fn poll_elapsed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.elapsed {
             return Poll::Ready(());
         }

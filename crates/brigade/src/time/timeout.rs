@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::Instant;
 use super::sleep::{Sleep, sleep_until};
+use crate::task::coop;
 
 /// Runs `future`, giving up after `duration`.
 ///
@@ -75,10 +76,22 @@ impl<F: Future> Future for Timeout<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let had_budget = coop::has_budget_remaining();
         if let Poll::Ready(output) = this.future.poll(cx) {
             return Poll::Ready(Ok(output));
         }
-        Pin::new(this.sleep).poll(cx).map(|()| Err(Elapsed(())))
+        let mut deadline = || {
+            Pin::new(&mut *this.sleep)
+                .poll(cx)
+                .map(|()| Err(Elapsed(())))
+        };
+        if had_budget && !coop::has_budget_remaining() {
+            // The future spent the budget: the deadline is still looked at,
+            // or a future that always spends it would never time out.
+            coop::with_unconstrained(deadline)
+        } else {
+            deadline()
+        }
     }
 }
 

@@ -43,6 +43,10 @@ pub struct Builder {
     pub(crate) background_floor: f64,
     pub(crate) crowded_host_handoff: bool,
     pub(crate) spread_workers: bool,
+    /// Whether a spent cooperative budget yields while work waits
+    /// (`runtime/worker/budget.rs`): always on but in the tests that show
+    /// what it prevents ([`Builder::coop_budget`]).
+    pub(crate) coop_budget: bool,
     pub(crate) start_paused: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: bool,
@@ -108,6 +112,7 @@ impl Builder {
             background_floor: 0.0,
             crowded_host_handoff: true,
             spread_workers: true,
+            coop_budget: true,
             start_paused: false,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: true,
@@ -562,6 +567,17 @@ impl Builder {
         self.start_paused = paused;
         self
     }
+
+    /// Turns the cooperative budget's yields off (`task/coop.rs`): the
+    /// budget is then always refilled. For the tests that show what the
+    /// budget prevents; users turn it off per future with
+    /// [`task::unconstrained`](crate::task::unconstrained).
+    #[cfg(test)]
+    pub(crate) fn coop_budget(&mut self, enabled: bool) -> &mut Self {
+        self.coop_budget = enabled;
+        self
+    }
+
     /// Validates the settings and starts the runtime's worker threads.
     pub fn build(&mut self) -> Result<Runtime, BuildError> {
         let (workers, spares) = self.checked()?;

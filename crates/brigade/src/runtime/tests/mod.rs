@@ -3,6 +3,7 @@
 //! A module's own unit tests are its `tests` submodule, and its loom models
 //! its `loom_models` submodule, beside its code.
 
+mod coop_budget;
 mod crowded_host;
 mod spawn_notify;
 #[cfg(target_os = "linux")]

@@ -86,7 +86,8 @@ impl Core {
                 return None;
             }
             if (std::mem::take(&mut first) || signal.take_woken())
-                && let Poll::Ready(output) = future.as_mut().poll(&mut cx)
+                && let Poll::Ready(output) =
+                    crate::task::coop::with_full_budget(|| future.as_mut().poll(&mut cx))
             {
                 return Some(output);
             }

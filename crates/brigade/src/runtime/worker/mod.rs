@@ -35,6 +35,7 @@
 //! worker's check that an idle worker serves: `worker/unserved.rs`.
 
 mod block_on;
+pub(crate) mod budget;
 pub(crate) mod floor;
 pub(crate) mod run_next;
 mod run_task;
@@ -123,6 +124,10 @@ pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
 impl context::Worker for Core {
     fn block_in_place(&self, f: &mut dyn FnMut()) {
         Core::block_in_place(self, f);
+    }
+
+    fn budget_spent(&self, local_set_waits: bool) -> bool {
+        Core::budget_spent(self, local_set_waits)
     }
 }
 

@@ -113,6 +113,7 @@ impl Core {
         }
         self.current_poll.started.set(started.unwrap_or(0));
         self.current_poll.in_poll.set(true);
+        self.current_poll.budget_yield.set(false);
         counters.count_poll();
         counters.watch.begin(meta.location());
     }

@@ -92,6 +92,9 @@ pub(super) struct CurrentPoll {
     pub(super) in_block_in_place: Cell<bool>,
     /// The elastic policy's state for the current poll, if elastic (C3).
     pub(super) elastic: ElasticPoll,
+    /// The poll's cooperative budget made it yield (C6): its self-wake is
+    /// the budget's, not the task's (`worker/budget.rs`).
+    pub(super) budget_yield: Cell<bool>,
 }
 
 /// On a current-thread runtime, the `block_on` future this worker's loop
@@ -177,6 +180,7 @@ impl CurrentPoll {
             started: Cell::new(0),
             in_block_in_place: Cell::new(false),
             elastic: ElasticPoll::new(),
+            budget_yield: Cell::new(false),
         }
     }
 }
