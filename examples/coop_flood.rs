@@ -9,9 +9,10 @@
 //! - `socket`: a loopback TCP connection read 16 bytes at a time, with
 //!   brigade's `TcpStream` on brigade and tokio's on tokio. Both spend their
 //!   runtime's budget;
-//! - `tokio-mpsc`: a `tokio::sync::mpsc` channel of 1,024 slots. Its
-//!   `recv` spends tokio's budget, which exists only inside tokio's own
-//!   runtime: on brigade it never yields;
+//! - `tokio-mpsc`: a `tokio::sync::mpsc` channel of 1,024 slots, whose
+//!   reader spends about 2 µs on each item, so that the sender keeps the
+//!   channel full. Its `recv` spends tokio's budget, which exists only
+//!   inside tokio's own runtime: on brigade it never yields;
 //! - `tokio-mpsc+cooperative`: the same channel on brigade, each `recv`
 //!   wrapped in `brigade::task::coop::cooperative`, which spends brigade's
 //!   budget (what docs/porting.md tells a porting user to do).
@@ -40,6 +41,9 @@ struct Outcome {
     ticks: u64,
     items: u64,
 }
+
+/// One case's run: worker count, source, seconds.
+type Case = fn(usize, Source, u64) -> Outcome;
 
 /// Where the flood comes from.
 #[derive(Clone, Copy)]
@@ -81,17 +85,41 @@ fn start_flood(source: Source, until: Instant) -> (Input, thread::JoinHandle<()>
     }
 }
 
-/// Ticks a 10 ms interval until `until`, counting the ticks before it.
+/// The reader's work on one channel item: about 2 µs, so
+/// that the sender (a std thread doing nothing else) stays ahead.
+fn handle_item() {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_micros(2) {
+        std::hint::spin_loop();
+    }
+}
+
+/// Ticks a 10 ms interval until `until`, counting the ticks that happen
+/// before it.
 async fn tick_brigade(until: Instant, ticks: Arc<AtomicU64>) {
     let mut interval = brigade::time::interval(Duration::from_millis(10));
-    while interval.tick().await.into_std() < until {
+    // Missed ticks are skipped, not burst: a starved interval would
+    // otherwise make up for them all at once when it runs again.
+    interval.set_missed_tick_behavior(brigade::time::MissedTickBehavior::Skip);
+    loop {
+        interval.tick().await;
+        if Instant::now() >= until {
+            return;
+        }
         ticks.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 async fn tick_tokio(until: Instant, ticks: Arc<AtomicU64>) {
     let mut interval = tokio::time::interval(Duration::from_millis(10));
-    while interval.tick().await.into_std() < until {
+    // Missed ticks are skipped, not burst: a starved interval would
+    // otherwise make up for them all at once when it runs again.
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        interval.tick().await;
+        if Instant::now() >= until {
+            return;
+        }
         ticks.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -130,6 +158,7 @@ fn on_brigade(workers: usize, source: Source, secs: u64) -> Outcome {
                         if item.is_none() {
                             break;
                         }
+                        handle_item();
                         items += u64::from(Instant::now() < until);
                     }
                 }
@@ -177,6 +206,7 @@ fn on_tokio(workers: usize, source: Source, secs: u64) -> Outcome {
                 }
                 Input::Mpsc(mut rx) => {
                     while rx.recv().await.is_some() {
+                        handle_item();
                         items += u64::from(Instant::now() < until);
                     }
                 }
@@ -233,30 +263,21 @@ fn main() {
         100 * secs
     );
     println!("{:<36} {:>8} {:>14}", "case", "ticks", "items/s");
-    let cases: [(&str, Box<dyn Fn() -> Outcome>); 5] = [
-        (
-            "brigade, socket",
-            Box::new(move || on_brigade(workers, Source::Socket, secs)),
-        ),
-        (
-            "tokio, socket",
-            Box::new(move || on_tokio(workers, Source::Socket, secs)),
-        ),
-        (
-            "brigade, tokio-mpsc",
-            Box::new(move || on_brigade(workers, Source::TokioMpsc { cooperative: false }, secs)),
-        ),
+    let socket = Source::Socket;
+    let mpsc = Source::TokioMpsc { cooperative: false };
+    let cases = [
+        ("brigade, socket", on_brigade as Case, socket),
+        ("tokio, socket", on_tokio, socket),
+        ("brigade, tokio-mpsc", on_brigade, mpsc),
         (
             "brigade, tokio-mpsc+cooperative",
-            Box::new(move || on_brigade(workers, Source::TokioMpsc { cooperative: true }, secs)),
+            on_brigade,
+            Source::TokioMpsc { cooperative: true },
         ),
-        (
-            "tokio, tokio-mpsc",
-            Box::new(move || on_tokio(workers, Source::TokioMpsc { cooperative: false }, secs)),
-        ),
+        ("tokio, tokio-mpsc", on_tokio, mpsc),
     ];
-    for (name, case) in cases {
-        let outcome = case();
+    for (name, run, source) in cases {
+        let outcome = run(workers, source, secs);
         println!(
             "{name:<36} {:>8} {:>14.0}",
             outcome.ticks,

@@ -2,7 +2,8 @@
 //! long-poll warnings while the stretch runs (at the threshold, past 10×
 //! and 100× it) and when it ends, naming the spawn site, and an info event
 //! for each compensation; for a task that changes class, a debug event at
-//! its demotion and at its promotion. Its own test binary, because it
+//! its demotion and at its promotion; for a spawn site whose tasks the
+//! cooperative budget makes yield, one debug event. Its own test binary, because it
 //! installs a global `tracing` subscriber (the events come from the
 //! runtime's threads).
 
@@ -31,8 +32,8 @@ impl Visit for Fields {
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
         let metadata = event.metadata();
-        let wanted =
-            *metadata.level() <= tracing::Level::INFO || metadata.target() == "brigade::class";
+        let wanted = *metadata.level() <= tracing::Level::INFO
+            || ["brigade::class", "brigade::coop"].contains(&metadata.target());
         if metadata.target().starts_with("brigade") && wanted {
             let mut fields = Fields(format!("{} {} ", metadata.target(), metadata.level()));
             event.record(&mut fields);
@@ -132,5 +133,39 @@ fn a_demotion_and_a_promotion_are_reported_with_the_spawn_site() {
         ];
         assert_eq!(events.matching(&demoted).len(), 1);
         assert_eq!(events.matching(&promoted).len(), 1);
+    });
+}
+
+#[test]
+fn a_spawn_site_whose_tasks_the_budget_makes_yield_is_reported_once() {
+    let events = events();
+    with_timeout(TIMEOUT_SECS, move || {
+        let rt = brigade::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let line = rt.block_on(async {
+            // Two tasks from one site, each spending ten budgets while the
+            // other waits for the one thread: many forced yields each.
+            let spend = || async {
+                for _ in 0..10 * 128 {
+                    brigade::task::consume_budget().await;
+                }
+            };
+            let mut tasks = Vec::new();
+            let mut line = 0;
+            for _ in 0..2 {
+                let (task, at) = (brigade::spawn(spend()), line!());
+                tasks.push(task);
+                line = at;
+            }
+            for task in tasks {
+                task.await.unwrap();
+            }
+            line
+        });
+        assert!(rt.metrics().budget_forced_yields() > 2);
+        let site = format!("tests/scheduler_events.rs:{line}");
+        let reported = ["brigade::coop DEBUG", "budget spent", site.as_str()];
+        assert_eq!(events.matching(&reported).len(), 1);
     });
 }

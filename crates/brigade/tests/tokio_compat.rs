@@ -218,6 +218,53 @@ fn yield_if_busy_in_a_tokio_task_gives_way_to_the_other_tokio_tasks() {
     });
 }
 
+/// One budget per task, never two: in a `tokio::spawn`ed task brigade's
+/// resources spend tokio's budget, and in a brigade task tokio's budget is
+/// unconstrained (brigade, not tokio, polls the task), so only brigade's
+/// is spent there. A unit spent through either API is gone from the one
+/// budget that task has.
+#[test]
+fn a_task_spends_one_cooperative_budget_whichever_runtime_s_api_spends_it() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = runtime();
+        let in_tokio_task = rt.block_on(async {
+            tokio::spawn(async {
+                // A fresh poll's budget: spend 127 units through tokio's API,
+                // then see brigade's view of the same budget.
+                for _ in 0..127 {
+                    tokio::task::consume_budget().await;
+                }
+                let one_left = brigade::task::coop::has_budget_remaining();
+                // brigade's API spends that last unit of tokio's budget.
+                brigade::task::consume_budget().await;
+                (one_left, tokio::task::coop::has_budget_remaining())
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(
+            in_tokio_task,
+            (true, false),
+            "in a tokio task, brigade reads and spends tokio's budget"
+        );
+        let in_brigade_task = rt.block_on(async {
+            brigade::spawn(async {
+                for _ in 0..1_000 {
+                    tokio::task::consume_budget().await;
+                }
+                // tokio's budget is unconstrained here; brigade's untouched.
+                (
+                    tokio::task::coop::has_budget_remaining(),
+                    brigade::task::coop::has_budget_remaining(),
+                )
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(in_brigade_task, (true, true));
+    });
+}
+
 #[test]
 fn the_compat_thread_count_is_a_setting_and_the_names_differ() {
     with_timeout(TIMEOUT_SECS, || {

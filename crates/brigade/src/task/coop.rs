@@ -4,7 +4,7 @@
 //! A task whose socket is always ready never returns `Pending` by itself,
 //! so without help it would keep its worker from its timers, its I/O and
 //! its other tasks for as long as the peer keeps sending. So every poll of
-//! a task starts with a *budget* of [`BUDGET`] units (rule C6 of the policy,
+//! a task starts with a *budget* of 128 units (rule C6 of the policy,
 //! `policy.rs`), and every brigade resource spends one before it reports
 //! progress: socket readiness and reads and writes, accepts, timers,
 //! signals, `JoinHandle` and `JoinSet` results, stdio, brigade-hyper's I/O
@@ -267,7 +267,7 @@ pub fn has_budget_remaining() -> bool {
 ///
 /// For long computations that use no brigade resource, where the budget
 /// should count their steps. (`yield_if_busy().await` asks the same
-/// question at every call, not only every [`BUDGET`] units.)
+/// question at every call, not only every 128 units.)
 ///
 /// # Examples
 ///

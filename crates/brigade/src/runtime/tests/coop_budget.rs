@@ -72,6 +72,9 @@ fn flood(builder: &mut Builder, readers: usize, class: TaskClass) -> Flood {
             let ticks = ticks.clone();
             crate::spawn(async move {
                 let mut interval = crate::time::interval(Duration::from_millis(10));
+                // Skipped, not burst: a starved interval must not make up
+                // for its missed ticks all at once when it runs again.
+                interval.set_missed_tick_behavior(crate::time::MissedTickBehavior::Skip);
                 loop {
                     interval.tick().await;
                     if Instant::now() >= until {
