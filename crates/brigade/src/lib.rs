@@ -149,7 +149,6 @@
 mod sync;
 
 mod admission;
-mod coop;
 mod driver;
 mod epoch;
 #[cfg(not(loom))]
@@ -165,10 +164,10 @@ mod slab_shrink;
 pub mod task;
 #[cfg(not(loom))]
 pub mod time;
+mod yield_if_busy;
 mod yield_queue;
 
 pub use admission::ElasticConfig;
-pub use coop::{YieldIfBusy, yield_if_busy};
 #[cfg(feature = "tokio-compat")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
 pub use metrics::TokioCompatMetrics;
@@ -180,6 +179,7 @@ pub use runtime::{
 };
 pub use task::yield_now::{YieldNow, yield_now};
 pub use task::{JoinError, JoinHandle};
+pub use yield_if_busy::{YieldIfBusy, yield_if_busy};
 
 /// Runs an `async fn main` on a brigade runtime.
 ///

@@ -134,7 +134,7 @@
 //!
 //! # C. While it runs (`yield_if_busy()`)
 //!
-//! - **C1. Fast path** (`coop.rs`, `runtime/context.rs`): a worker is idle
+//! - **C1. Fast path** (`yield_if_busy.rs`, `runtime/context.rs`): a worker is idle
 //!   and nothing holds attention: continue. About once per epoch (the
 //!   clock read at most [`MAX_CALLS_BETWEEN_READS`] calls apart; the
 //!   back-off lives in `metrics/long_poll.rs`, `PollWatch::fast_path_point`)
@@ -173,11 +173,13 @@
 //!   signals, join handles, stdio) spends one when it makes progress. Once
 //!   they are spent, the next resource asks whether work waits for this
 //!   worker: a task in its deque or run-next slot or in the injector, the
-//!   `block_on` future or a yielded task on a current-thread runtime, and,
-//!   once per epoch (C5's gate), a due timer or unharvested I/O (the
-//!   epoch's driver poll). If so it returns `Pending` and the task goes to
-//!   the back of the deque (A4's place), without counting as a self-wake
-//!   (A2): a foreground task stays foreground. If not, the budget is
+//!   `block_on` future or a yielded task on a current-thread runtime, a
+//!   sibling in the task's `LocalSet`, and, once per epoch (a gate of its
+//!   own), a due timer or unharvested I/O (the epoch's driver poll). If so
+//!   it wakes the task's own waker and returns `Pending`, and the task goes
+//!   to the back of the deque (A4's place), without counting as a
+//!   self-wake (A2): a foreground task stays foreground. If not (or the
+//!   waker is a combinator's or a nested executor's), the budget is
 //!   refilled and the operation goes on. Why: a task whose socket is
 //!   always ready never returns `Pending` on its own, and would starve its
 //!   worker's timers, I/O and tasks; asking first keeps an always-ready

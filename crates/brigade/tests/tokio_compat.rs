@@ -266,6 +266,34 @@ fn a_task_spends_one_cooperative_budget_whichever_runtime_s_api_spends_it() {
 }
 
 #[test]
+fn a_brigade_timeout_fires_in_a_tokio_task_whose_future_spends_tokio_s_budget() {
+    with_timeout(TIMEOUT_SECS, || {
+        let rt = runtime();
+        let outcome = rt.block_on(async {
+            tokio::spawn(async {
+                // Spends the whole budget at every poll; gives up after 5 s
+                // so that a timeout that never fires fails the test.
+                let gives_up = std::time::Instant::now() + Duration::from_secs(5);
+                let spender = std::future::poll_fn(|cx| {
+                    if std::time::Instant::now() >= gives_up {
+                        return std::task::Poll::Ready(());
+                    }
+                    while let std::task::Poll::Ready(restore) = tokio::task::coop::poll_proceed(cx)
+                    {
+                        restore.made_progress();
+                    }
+                    std::task::Poll::Pending
+                });
+                brigade::time::timeout(Duration::from_millis(20), spender).await
+            })
+            .await
+            .unwrap()
+        });
+        assert!(outcome.is_err(), "the timeout did not fire");
+    });
+}
+
+#[test]
 fn the_compat_thread_count_is_a_setting_and_the_names_differ() {
     with_timeout(TIMEOUT_SECS, || {
         let error = Builder::new().tokio_compat_threads(0).build().unwrap_err();

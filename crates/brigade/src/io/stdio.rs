@@ -100,7 +100,13 @@ impl<T: Send + 'static> Blocking<T> {
         let outcome = match &mut self.state {
             State::Idle(_) => return Poll::Ready(Ok(())),
             State::Lost => return Poll::Ready(Err(lost())),
-            State::Busy(handle) => ready!(Pin::new(handle).poll(cx)),
+            // Unconstrained: the read or write this waits for spends the
+            // unit (`task/coop.rs`), not the handle too.
+            State::Busy(handle) => {
+                ready!(crate::task::coop::with_unconstrained(
+                    || Pin::new(handle).poll(cx)
+                ))
+            }
         };
         Poll::Ready(match outcome {
             Ok((idle, outcome)) => {

@@ -359,7 +359,8 @@ impl RuntimeMetrics {
         self.cells().sum(|worker| &worker.yields)
     }
 
-    /// Times a task's cooperative budget made it yield: it had spent its
+    /// Times the cooperative budget made a poll yield (a task's, or a
+    /// current-thread runtime's `block_on` future's): it had spent its
     /// units on brigade's resources (sockets, timers, join handles; see
     /// [`task::coop`](crate::task::coop)) while other work waited for its
     /// worker. A budget spent while nothing waited is refilled and not

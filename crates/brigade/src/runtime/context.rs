@@ -16,7 +16,9 @@
 //! - `CURRENT_TASK` and `TASK_WAKER`: the header and the waker of the task
 //!   being polled, set by the task's own harness around the poll of the
 //!   user's future ([`poll_task`]), so a `&TaskMeta` exists only while that
-//!   poll runs.
+//!   poll runs. On a current-thread runtime `TASK_WAKER` alone is also set
+//!   around the polls of the `block_on` future ([`poll_main`]), for the
+//!   cooperative budget's test of whose waker it wakes ([`is_own_waker`]).
 //! - `IDLE_WORD`: what `yield_if_busy()`'s fast path loads. On a worker it
 //!   points at that runtime's idle state word (see `idle.rs`); everywhere
 //!   else at [`NOT_A_WORKER`], a constant that reads as "a worker is idle",
@@ -140,11 +142,15 @@ pub(crate) trait Worker: std::any::Any {
     fn block_in_place(&self, f: &mut dyn FnMut());
 
     /// The running poll has spent its cooperative budget (`task/coop.rs`):
-    /// whether work waits for this worker (or, `local_set_waits`, on the
-    /// `LocalSet` running the task), so that the poll should yield (the
-    /// worker then schedules the task's self-wake as the budget's yield:
-    /// `Core::budget_spent`).
-    fn budget_spent(&self, local_set_waits: bool) -> bool;
+    /// whether work waits for this worker or, `local_set` being
+    /// `Some(waits)`, on the `LocalSet` running the task
+    /// (`Core::budget_work_waits`). Marks nothing.
+    fn budget_work_waits(&self, local_set: Option<bool>) -> bool;
+
+    /// The budget makes the running poll yield: the worker counts it and,
+    /// for a task of its own (not a `LocalSet`'s), takes the task's coming
+    /// self-wake for the budget's (`Core::budget_yield`).
+    fn budget_yield(&self, in_local_set: bool);
 }
 
 /// The thread-local pointer to the running worker (see the module docs):
@@ -309,14 +315,37 @@ pub(crate) fn poll_task<R>(meta: &TaskMeta, waker: &Waker, f: impl FnOnce() -> R
     CURRENT_TASK.with(|task| task.set(meta, || TASK_WAKER.with(|own| own.set(waker, f))))
 }
 
+/// Makes `waker` the waker of the `block_on` future being polled on a
+/// current-thread runtime while `f` runs (no task is current then).
+pub(crate) fn poll_main<R>(waker: &Waker, f: impl FnOnce() -> R) -> R {
+    TASK_WAKER.with(|own| own.set(waker, f))
+}
+
+/// Whether `waker` wakes the task being polled here (or the `block_on`
+/// future of a current-thread runtime): not a combinator's or a nested
+/// executor's.
+pub(crate) fn is_own_waker(waker: &Waker) -> bool {
+    TASK_WAKER.with(|own| own.with(|own| own.is_some_and(|own| own.will_wake(waker))))
+}
+
 /// The running poll spent its cooperative budget: whether work waits for
-/// this thread's worker or on the task's `LocalSet` (`Worker::budget_spent`);
-/// off a worker, only the set's own tasks can wait behind the poll.
-pub(crate) fn budget_spent(local_set_waits: bool) -> bool {
+/// this thread's worker or on the task's `LocalSet`
+/// (`Worker::budget_work_waits`); off a worker, only the set's own tasks
+/// can wait behind the poll.
+pub(crate) fn budget_work_waits(local_set: Option<bool>) -> bool {
     with_worker(|worker| match worker {
-        Some(worker) => worker.budget_spent(local_set_waits),
-        None => local_set_waits,
+        Some(worker) => worker.budget_work_waits(local_set),
+        None => local_set == Some(true),
     })
+}
+
+/// The budget makes the running poll yield (`Worker::budget_yield`).
+pub(crate) fn budget_yield(in_local_set: bool) {
+    with_worker(|worker| {
+        if let Some(worker) = worker {
+            worker.budget_yield(in_local_set);
+        }
+    });
 }
 
 /// Runs `f` with the header and the waker of the task being polled on this

@@ -46,7 +46,7 @@
 //!   worker that has been handed work but may not yet have a CPU (Go's
 //!   `wakep` takes a processor for a thread before it wakes it, likewise).
 //!   A worker woken by the kernel out of the driver's poll is still counted
-//!   idle until it runs; busy workers check that it serves (`coop.rs`).
+//!   idle until it runs; busy workers check that it serves (`yield_if_busy.rs`).
 //!
 //! ## The race this closes
 //! The danger is a worker that checks the queues, finds them empty, and

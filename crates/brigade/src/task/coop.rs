@@ -23,9 +23,17 @@
 //! forced to yield is not demoted to background the way a loop around
 //! `yield_now()` is. If nothing waits, the budget is refilled and the
 //! operation goes on, so an always-ready loop alone on an idle runtime
-//! loses nothing. Off a worker (a multi-thread runtime's `block_on`
-//! thread, a blocking-pool thread, no runtime) nothing can wait behind
-//! the task on this thread, so the budget is refilled there too.
+//! loses nothing. Off a worker (a blocking-pool thread, a `LocalSet`
+//! driven outside a runtime's workers) only a `LocalSet`'s own tasks can
+//! wait behind the poll; a multi-thread runtime's `block_on` future and
+//! code outside any runtime have no budget at all.
+//!
+//! Only the task's own waker yields for the budget. A combinator's waker
+//! (`FuturesUnordered`'s, say) or a nested executor's (a
+//! `futures::executor::block_on` inside the task) is not the task's: a
+//! nested executor that is woken at once and polls again would otherwise
+//! spin inside the task's poll for as long as work waits. For those the
+//! budget is refilled, as `yield_if_busy()` treats them too.
 //!
 //! # Why the unit comes back on `Pending`
 //! [`poll_proceed`] spends the unit before the operation runs; the
@@ -38,8 +46,9 @@
 //! polls the task, not tokio), so a `tokio::net` socket there spends
 //! nothing and never yields: only brigade's budget counts. In a
 //! `tokio::spawn`ed task, on the runtime's tokio-compat threads, brigade's
-//! resources spend tokio's budget instead of brigade's, so the two are
-//! never spent together and a task never yields twice for one unit.
+//! resources spend tokio's budget instead of brigade's (and what brigade
+//! runs unconstrained, it runs with tokio's lifted too), so each task has
+//! one budget and never yields twice for one unit.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -80,8 +89,22 @@ pub(crate) fn with_full_budget<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Runs `f` (a resource's poll that must not yield for the budget, such as
-/// a timeout's deadline once its future spent the budget) with no budget.
+/// a timeout's deadline once its future spent the budget) with no budget:
+/// neither brigade's nor, on a tokio-compat thread, tokio's.
 pub(crate) fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(all(feature = "tokio-compat", not(loom)))]
+    if context::on_compat_thread() {
+        let mut f = Some(f);
+        let once = std::future::poll_fn(|_| Poll::Ready(f.take().map(|f| f())));
+        let mut unconstrained = std::pin::pin!(tokio::task::unconstrained(once));
+        let polled = unconstrained
+            .as_mut()
+            .poll(&mut Context::from_waker(std::task::Waker::noop()));
+        if let Poll::Ready(Some(output)) = polled {
+            return output;
+        }
+        unreachable!("a future that is ready at once");
+    }
     with_budget(Budget::Unconstrained, f)
 }
 
@@ -161,34 +184,38 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     let budget = CURRENT.with(Cell::get);
     match budget {
         Budget::Unconstrained => Poll::Ready(RestoreOnPending::new(None)),
-        Budget::Left(0) if work_waits() => {
+        Budget::Left(0) if context::is_own_waker(cx.waker()) && work_waits() => {
+            context::budget_yield(LOCAL_SET_WAITS.with(Cell::get).is_some());
             CURRENT.with(|current| current.set(Budget::Yielding));
             cx.waker().wake_by_ref();
             Poll::Pending
         }
+        Budget::Yielding if context::is_own_waker(cx.waker()) => {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+        Budget::Yielding => {
+            // A combinator's or a nested executor's waker (the module
+            // docs): the operation goes on, spending nothing.
+            Poll::Ready(RestoreOnPending::new(None))
+        }
         Budget::Left(left) => {
-            // Nothing waits (or units are left): a full budget again.
+            // Units are left, or nothing waits, or the waker is not the
+            // task's own: a full budget again.
             let before = if left == 0 { BUDGET } else { left };
             CURRENT.with(|current| current.set(Budget::Left(before - 1)));
             Poll::Ready(RestoreOnPending::new(Some(Budget::Left(before))))
-        }
-        Budget::Yielding => {
-            // The waker may be another one than the first resource's (a
-            // combinator's): wake it too, as tokio does.
-            cx.waker().wake_by_ref();
-            Poll::Pending
         }
     }
 }
 
 /// The budget is spent: whether work waits behind this poll, on its
-/// `LocalSet` or on its worker (`Core::budget_spent`, which also marks
-/// and counts the yield).
+/// `LocalSet` or on its worker (`Core::budget_work_waits`).
 fn work_waits() -> bool {
-    let local_set_waits = LOCAL_SET_WAITS
+    let local_set = LOCAL_SET_WAITS
         .with(Cell::get)
-        .is_some_and(|others_wait| others_wait());
-    context::budget_spent(local_set_waits)
+        .map(|others_wait| others_wait());
+    context::budget_work_waits(local_set)
 }
 
 /// Returned by [`poll_proceed`]: gives the unit back when dropped, unless
@@ -233,9 +260,15 @@ impl RestoreOnPending {
 }
 
 impl Drop for RestoreOnPending {
+    /// Gives the unit back, unless a resource inside the operation made
+    /// the poll yield meanwhile: that stays.
     fn drop(&mut self) {
         if let Some(before) = self.before.get() {
-            CURRENT.with(|current| current.set(before));
+            CURRENT.with(|current| {
+                if current.get() != Budget::Yielding {
+                    current.set(before);
+                }
+            });
         }
     }
 }
@@ -247,9 +280,9 @@ impl std::fmt::Debug for RestoreOnPending {
 }
 
 /// Whether the running task has budget left: `true` outside a task's poll
-/// and inside [`unconstrained`]; `false` once its units are spent (the
-/// next resource then yields if work waits for this worker, and goes on
-/// with a full budget otherwise).
+/// and inside [`unconstrained`]; once its units are spent, `false` if work
+/// waits for its worker (the next resource will yield), and otherwise
+/// `true`, the budget refilled, as the next resource would refill it.
 pub fn has_budget_remaining() -> bool {
     #[cfg(all(feature = "tokio-compat", not(loom)))]
     if context::on_compat_thread() {
@@ -257,7 +290,12 @@ pub fn has_budget_remaining() -> bool {
     }
     match CURRENT.with(Cell::get) {
         Budget::Unconstrained => true,
-        Budget::Left(left) => left > 0,
+        Budget::Left(0) if work_waits() => false,
+        Budget::Left(0) => {
+            CURRENT.with(|current| current.set(Budget::Left(BUDGET)));
+            true
+        }
+        Budget::Left(_) => true,
         Budget::Yielding => false,
     }
 }
@@ -488,13 +526,17 @@ mod tests {
                 restore.made_progress();
             }
             assert_eq!(left(), Budget::Left(0));
-            assert!(!has_budget_remaining());
             // No worker here, so nothing waits behind this poll: refill.
             let Poll::Ready(restore) = poll_proceed(&mut cx) else {
                 panic!("nothing waits: the budget is refilled");
             };
             restore.made_progress();
             assert_eq!(left(), Budget::Left(BUDGET - 1));
+            // Asking refills too, as the next resource would.
+            with_budget(Budget::Left(0), || {
+                assert!(has_budget_remaining());
+                assert_eq!(left(), Budget::Left(BUDGET));
+            });
         });
     }
 
@@ -515,13 +557,33 @@ mod tests {
     }
 
     #[test]
-    fn a_yielding_budget_stays_pending_until_the_poll_ends() {
-        let mut cx = Context::from_waker(Waker::noop());
-        with_budget(Budget::Yielding, || {
-            assert!(poll_proceed(&mut cx).is_pending());
-            assert!(poll_proceed(&mut cx).is_pending());
-            assert!(!has_budget_remaining());
+    fn a_yielding_budget_stays_pending_for_the_own_waker_until_the_poll_ends() {
+        let own = Waker::noop();
+        let mut cx = Context::from_waker(own);
+        let other = std::task::Waker::from(std::sync::Arc::new(Flag::default()));
+        let mut foreign = Context::from_waker(&other);
+        context::poll_main(own, || {
+            with_budget(Budget::Yielding, || {
+                assert!(poll_proceed(&mut cx).is_pending());
+                // A unit given back by an operation around it does not end
+                // the yield.
+                let outer = RestoreOnPending::new(Some(Budget::Left(3)));
+                assert!(poll_proceed(&mut cx).is_pending());
+                drop(outer);
+                assert_eq!(left(), Budget::Yielding);
+                assert!(!has_budget_remaining());
+                // A combinator's or a nested executor's waker goes on.
+                assert!(poll_proceed(&mut foreign).is_ready());
+            });
         });
         with_full_budget(|| assert!(has_budget_remaining()));
+    }
+
+    /// A waker that is not the task's own.
+    #[derive(Default)]
+    struct Flag;
+
+    impl std::task::Wake for Flag {
+        fn wake(self: std::sync::Arc<Self>) {}
     }
 }

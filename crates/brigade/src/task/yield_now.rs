@@ -1,7 +1,7 @@
 //! [`yield_now`]: the task yields unconditionally, by waking itself. The
 //! scheduler tells the self-wake from other wakes (A2 to A4 of the policy,
 //! `policy.rs`); nothing here depends on it. (`yield_if_busy()`, which asks
-//! the scheduler, is in `coop.rs`.)
+//! the scheduler, is in `yield_if_busy.rs`.)
 
 use std::future::Future;
 use std::pin::Pin;

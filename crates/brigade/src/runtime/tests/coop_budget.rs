@@ -329,3 +329,44 @@ fn join_set_total() -> u64 {
         total
     })
 }
+
+#[test]
+fn a_nested_executor_inside_a_task_is_not_made_to_spin_by_the_budget() {
+    // `futures_lite::future::block_on` inside a task, with work waiting:
+    // its waker is not the task's, so the budget must let it finish
+    // rather than answer `Pending` and a wake at every poll for ever. On a
+    // thread of its own, waited for with a bound.
+    let (done, finished) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let rt = Builder::new_current_thread().build().unwrap();
+        let spent = rt.block_on(async {
+            // Always runnable until the nested executor is done.
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let other = crate::spawn({
+                let stop = stop.clone();
+                async move {
+                    while !stop.load(Ordering::Relaxed) {
+                        crate::yield_now().await;
+                    }
+                }
+            });
+            let nested = crate::spawn(async move {
+                futures_lite::future::block_on(async {
+                    for _ in 0..10 * u32::from(crate::task::coop::BUDGET) {
+                        crate::task::consume_budget().await;
+                    }
+                });
+                stop.store(true, Ordering::Relaxed);
+                true
+            });
+            let spent = nested.await.unwrap();
+            other.await.unwrap();
+            spent
+        });
+        done.send(spent).unwrap();
+    });
+    let spent = finished
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the nested executor finished");
+    assert!(spent);
+}

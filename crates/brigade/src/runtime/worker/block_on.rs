@@ -86,8 +86,9 @@ impl Core {
                 return None;
             }
             if (std::mem::take(&mut first) || signal.take_woken())
-                && let Poll::Ready(output) =
+                && let Poll::Ready(output) = crate::runtime::context::poll_main(&waker, || {
                     crate::task::coop::with_full_budget(|| future.as_mut().poll(&mut cx))
+                })
             {
                 return Some(output);
             }
@@ -181,6 +182,14 @@ impl Core {
             self.main.yield_to_main.set(true);
             return true;
         }
+        self.yielded_this_turn()
+    }
+
+    /// Whether a task yielded earlier in this turn of a current-thread
+    /// core (it waits for the next turn, out of the deque): what the
+    /// `block_on` future itself, and the `LocalSet` it drives, give way
+    /// to. Always `false` on a worker thread.
+    pub(super) fn yielded_this_turn(&self) -> bool {
         !self.main.deferred.borrow().is_empty()
     }
 

@@ -126,8 +126,12 @@ impl context::Worker for Core {
         Core::block_in_place(self, f);
     }
 
-    fn budget_spent(&self, local_set_waits: bool) -> bool {
-        Core::budget_spent(self, local_set_waits)
+    fn budget_work_waits(&self, local_set: Option<bool>) -> bool {
+        Core::budget_work_waits(self, local_set)
+    }
+
+    fn budget_yield(&self, in_local_set: bool) {
+        Core::budget_yield(self, in_local_set);
     }
 }
 

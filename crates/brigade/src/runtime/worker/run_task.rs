@@ -123,6 +123,8 @@ impl Core {
     #[inline]
     fn end_poll(&self, sampled_at: Option<u64>, started: Option<u64>) {
         self.current_poll.in_poll.set(false);
+        // A mark its own wake did not take (`worker/budget.rs`).
+        self.current_poll.budget_yield.set(false);
         let counters = self.shared.metrics.worker(self.index);
         counters.watch.end();
         if let (Some(_), Some(started)) = (sampled_at, started) {

@@ -3,6 +3,7 @@
 //! worker's own thread touches any of it (hence `Cell`s).
 
 use std::cell::{Cell, RefCell};
+use std::panic::Location;
 use std::sync::Arc;
 
 use super::WakeMode;
@@ -68,6 +69,10 @@ pub(super) struct Epochs {
     pub(super) yield_gate: EpochGate,
     /// The epochs of this loop: its driver poll and its rescue check.
     pub(super) loop_gate: EpochGate,
+    /// The epochs of the cooperative budget's driver poll (C6,
+    /// `worker/budget.rs`): a gate of its own, so that it takes no epoch
+    /// from the slow path's checks.
+    pub(super) budget_gate: EpochGate,
     /// The epoch in which `take_back_yielded` last compared the yield
     /// queue's other shards with this worker's own (`YieldQueue::pop_for`).
     pub(super) yield_queue_looked: Cell<u64>,
@@ -95,6 +100,9 @@ pub(super) struct CurrentPoll {
     /// The poll's cooperative budget made it yield (C6): its self-wake is
     /// the budget's, not the task's (`worker/budget.rs`).
     pub(super) budget_yield: Cell<bool>,
+    /// The spawn location of the last task the budget made yield here:
+    /// the shared set of reported locations is looked at only for another.
+    pub(super) budget_reported: Cell<Option<&'static Location<'static>>>,
 }
 
 /// On a current-thread runtime, the `block_on` future this worker's loop
@@ -165,6 +173,7 @@ impl Epochs {
         Epochs {
             yield_gate: EpochGate::new(),
             loop_gate: EpochGate::new(),
+            budget_gate: EpochGate::new(),
             yield_queue_looked: Cell::new(u64::MAX),
             others_idle_in: Cell::new(u64::MAX),
             others_seen: RefCell::new(Vec::new()),
@@ -181,6 +190,7 @@ impl CurrentPoll {
             in_block_in_place: Cell::new(false),
             elastic: ElasticPoll::new(),
             budget_yield: Cell::new(false),
+            budget_reported: Cell::new(None),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! ## Decide
 //! The rules are C1 to C5 of the policy (`policy.rs`, with each constant
 //! and its reason), numbered as there. `yield_if_busy()`'s fast path
-//! (`coop.rs`) returns at once while a worker is idle (C1). Otherwise its
+//! (`yield_if_busy.rs`) returns at once while a worker is idle (C1). Otherwise its
 //! slow path ([`slow_path`]) answers *continue*, *move to the back* or
 //! *step aside*:
 //! - C2. **Give way at once** if the runtime is shutting down or the task
@@ -104,7 +104,7 @@ enum Decision {
     StepAside,
 }
 
-/// The fast path's amortised check (`coop.rs`), when its clock back-off
+/// The fast path's amortised check (`yield_if_busy.rs`), when its clock back-off
 /// says to read the clock: once per epoch, whether the idle worker it
 /// trusted really serves (`Core::recheck_idle`). If it does not, this
 /// worker has harvested the waiting I/O and timers itself, and the task
