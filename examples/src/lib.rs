@@ -11,6 +11,7 @@
 pub mod bench_summary;
 pub mod bursts;
 pub mod busy;
+pub mod cgroup;
 mod flags;
 pub mod flood;
 pub mod harness;

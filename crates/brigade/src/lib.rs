@@ -173,7 +173,7 @@ pub use admission::ElasticConfig;
 pub use metrics::TokioCompatMetrics;
 pub use metrics::{LatencySnapshot, RuntimeMetrics};
 pub use runtime::{
-    BuildError, Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
+    BuildError, Builder, CpuLimit, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY,
     DEFAULT_MAX_YIELD_DELAY, Handle, Runtime, WORKER_THREADS_ENV, spawn, spawn_blocking,
     spawn_elastic,
 };

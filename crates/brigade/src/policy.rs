@@ -202,6 +202,37 @@
 //!   (docs/results.md, "Crowded host: two workers on one CPU").
 //!   `Builder::spread_workers(false)` turns it off.
 //!
+//! # E. Inside a CPU limit (`runtime/cpu_limit/`)
+//!
+//! - **E1. The limit** (`cpu_limit/cgroup.rs`, `Builder::cpu_limit`): the
+//!   tightest CFS quota over the building thread's cgroup and its
+//!   ancestors (cgroup v2 `cpu.max`, v1 `cpu.cfs_quota_us`), read at
+//!   build from files opened then, and again by the monitor at most once
+//!   per [`LIMIT_REREAD`]; or a fixed value.
+//! - **E2. Size the workers** (`cpu_limit/mod.rs`, `workers_for`): by
+//!   default as many workers as the limit rounded up (1.5 → 2), capped by
+//!   the CPUs the affinity mask allows; an explicit `worker_threads` wins.
+//!   While the limit is below the worker count, the workers past it park
+//!   (`Core::park_by_limit`, `runtime/worker/park_by_limit.rs`), handing
+//!   their tasks to the injector, and do not count as idle: an idle
+//!   worker is one that would serve. Why: `available_parallelism` rounds
+//!   down (1.5 → 1), leaving a third of a 1.5-CPU quota unused.
+//! - **E3. Pace background work** (`cpu_limit/pacer.rs`): each
+//!   [`PACING_WINDOWS_PER_PERIOD`]th of the kernel's period, background
+//!   work (tasks at `yield_if_busy()`, self-waking background tasks, the
+//!   yield queue, elastic idle grants, floor turns) runs until the process
+//!   has used its target share ([`MAX_TARGET_PERMILLE`] of the window's
+//!   quota at most) less a reserve for requests, read from the process's
+//!   CPU clock at most every [`READ_EVERY_NANOS`]; then it waits until the
+//!   window ends, and workers with nothing else park (never spin).
+//!   Requests are never paced. A throttled period all the same lowers the
+//!   target by [`TARGET_BACKOFF_PERMILLE`] (to [`MIN_TARGET_PERMILLE`]);
+//!   each second without raises it by [`TARGET_RECOVERY_PERMILLE`]. Why:
+//!   once the period's quota is spent the kernel stops every thread until
+//!   the next period (50 ms at 0.5 CPU), so a request arriving then waits
+//!   that long however well the background yields (docs/results.md, "Inside
+//!   a CPU limit"). Elastic admission's capacity is the limit.
+//!
 //! [`TaskClass::Auto`]: crate::task::TaskClass::Auto
 
 use std::time::Duration;
@@ -386,6 +417,40 @@ pub(crate) const SPREAD_PAUSE: Duration = Duration::from_millis(100);
 /// two workers on one CPU"). (`runtime/spread.rs`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const SPREAD_IDLE_PERCENT: u64 = 10;
+
+/// E1: how often the monitor reads the cgroup's CPU limit again (from the
+/// files opened at build): a live resize (Kubernetes' in-place resize) is
+/// in force within about this long. (`runtime/cpu_limit/mod.rs`.)
+#[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
+pub(crate) const LIMIT_REREAD: Duration = Duration::from_secs(1);
+
+/// E3: pacing windows per kernel period (10 ms windows for the default
+/// 100 ms period): short enough that a request never meets a period whose
+/// quota is spent, long enough that a window's budget holds several
+/// background units. Usage is front-loaded in each window, so a period,
+/// wherever its boundaries fall, holds at most this many windows' budgets.
+/// (`runtime/cpu_limit/pacer.rs`.)
+pub(crate) const PACING_WINDOWS_PER_PERIOD: u64 = 10;
+
+/// E3: the least time between two reads of the process's CPU clock (a
+/// system call that sums every thread's time, about a microsecond):
+/// 250 µs, so the budget is overrun by at most that much CPU per worker.
+/// (`runtime/cpu_limit/pacer.rs`.)
+pub(crate) const READ_EVERY_NANOS: u64 = 250_000;
+
+/// E3: the most of each window's quota the process may use, in 1/1000:
+/// 95%, leaving room for the threads and time the process clock sees late
+/// (the monitor, the kernel's accounting of a slice).
+pub(crate) const MAX_TARGET_PERMILLE: u64 = 950;
+
+/// E3: the least the target goes down to after throttled periods.
+pub(crate) const MIN_TARGET_PERMILLE: u64 = 500;
+
+/// E3: how far one throttled period lowers the target.
+pub(crate) const TARGET_BACKOFF_PERMILLE: u64 = 50;
+
+/// E3: how far each second without a throttled period raises it.
+pub(crate) const TARGET_RECOVERY_PERMILLE: u64 = 10;
 
 /// The current-thread flavour of B1–B11: how many tasks a turn of the
 /// `block_on` thread's loop runs at most before it polls a woken `block_on`

@@ -136,10 +136,11 @@ struct State {
 }
 
 /// Refill rate in CPU nanoseconds per second for utilization `limit` of
-/// `num_workers` workers (the runtime's count, `Shared::num_workers`: not
-/// stored here, so that it is stored once).
-fn refill_rate(limit: f64, num_workers: usize) -> f64 {
-    limit * num_workers as f64 * 1e9
+/// `capacity` CPUs: the runtime's workers, or its CPU limit if lower
+/// (E3 of the policy; the monitor passes it at each tick, so that it is
+/// stored once).
+fn refill_rate(limit: f64, capacity: f64) -> f64 {
+    limit * capacity * 1e9
 }
 
 impl State {
@@ -153,7 +154,7 @@ impl Admission {
     pub(crate) fn new(config: ElasticConfig, num_workers: usize) -> Self {
         let now = Instant::now();
         let limit = config.min_utilization;
-        let rate = refill_rate(limit, num_workers);
+        let rate = refill_rate(limit, num_workers as f64);
         let admission = Admission {
             state: Mutex::new(State {
                 tokens: 0.0,
@@ -412,28 +413,24 @@ impl Admission {
 
     /// One tick of the controller (monitor thread, every `sample_period`):
     /// feeds it the p99 scheduling latency over the last window and over the
-    /// window's last fifth, and sets the limit it returns, a fraction of the
-    /// CPU of `num_workers` workers. Returns the new limit and whether
+    /// window's last fifth, and sets the limit it returns, a fraction of
+    /// `capacity` CPUs (the workers, or the CPU limit if lower). Returns the
+    /// new limit and whether
     /// elastic tasks were waiting.
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
-    pub(crate) fn tick(
-        &self,
-        p99: Duration,
-        recent_p99: Duration,
-        num_workers: usize,
-    ) -> (f64, bool) {
+    pub(crate) fn tick(&self, p99: Duration, recent_p99: Duration, capacity: f64) -> (f64, bool) {
         let waiting = self.waiting() > 0;
         let mut state = lock(&self.state);
         let limit = state.controller.tick(p99, recent_p99, waiting);
-        self.set_limit(&mut state, limit, num_workers);
+        self.set_limit(&mut state, limit, capacity);
         (limit, waiting)
     }
 
     /// Sets the utilization limit (monitor thread, state locked).
     #[cfg_attr(loom, allow(dead_code))] // The monitor thread uses it; loom models leave the monitor out.
-    fn set_limit(&self, state: &mut State, limit: f64, num_workers: usize) {
+    fn set_limit(&self, state: &mut State, limit: f64, capacity: f64) {
         self.refill(state, Instant::now());
-        state.rate = refill_rate(limit, num_workers);
+        state.rate = refill_rate(limit, capacity);
         self.limit_bits.store(limit.to_bits(), Ordering::Relaxed);
     }
 

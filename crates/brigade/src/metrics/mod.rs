@@ -280,6 +280,11 @@ pub(crate) trait MetricsSource: Send + Sync {
     fn num_idle_blocking_threads(&self) -> usize;
     fn blocking_queue_depth(&self) -> usize;
     fn attention_holds(&self) -> usize;
+    fn cpu_limit(&self) -> Option<f64>;
+    fn running_workers(&self) -> usize;
+    fn throttled_periods(&self) -> u64;
+    fn throttled_time(&self) -> Duration;
+    fn paced_time(&self) -> Duration;
     /// tokio's metrics of the runtime's tokio-compat threads, if it has them.
     #[cfg(feature = "tokio-compat")]
     fn tokio_compat(&self) -> Option<tokio::runtime::RuntimeMetrics>;
@@ -446,6 +451,41 @@ impl RuntimeMetrics {
     /// How long tasks waited in the yield queue.
     pub fn yield_delay(&self) -> LatencySnapshot {
         self.cells().snapshot(|worker| &worker.yield_delay)
+    }
+
+    /// The CPU limit in force, in CPUs ([`Builder::cpu_limit`](crate::Builder::cpu_limit)):
+    /// the cgroup's quota (read again about once a second) or a fixed
+    /// value; `None` without one.
+    pub fn cpu_limit(&self) -> Option<f64> {
+        self.source.cpu_limit()
+    }
+
+    /// Workers that run under the CPU limit now: the limit rounded up, at
+    /// most [`num_workers`](Self::num_workers); the others are parked
+    /// while the limit is lower, and are not counted idle.
+    pub fn num_running_workers(&self) -> usize {
+        self.source.running_workers()
+    }
+
+    /// Periods in which the kernel throttled the runtime's cgroup (its
+    /// quota spent before the period ended), since the runtime started:
+    /// the cgroup's `cpu.stat` `nr_throttled`. 0 without a cgroup limit.
+    pub fn throttled_periods(&self) -> u64 {
+        self.source.throttled_periods()
+    }
+
+    /// How long the kernel held the cgroup's threads back by throttling,
+    /// since the runtime started (`cpu.stat`'s `throttled_usec` on cgroup
+    /// v2, `throttled_time` on v1).
+    pub fn throttled_time(&self) -> Duration {
+        self.source.throttled_time()
+    }
+
+    /// How long background work was held back by pacing to the CPU limit,
+    /// since the runtime started (the windows' paced stretches; see
+    /// [`Builder::cpu_limit`](crate::Builder::cpu_limit)).
+    pub fn paced_time(&self) -> Duration {
+        self.source.paced_time()
     }
 
     /// The elastic CPU utilization limit now, as a fraction of all workers'

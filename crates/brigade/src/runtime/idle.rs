@@ -280,6 +280,15 @@ impl Idle {
         }
     }
 
+    /// Parks `worker` on its own parker for at most `timeout`, uncounted:
+    /// it is not a sleeper, so no notification picks it and
+    /// `yield_if_busy()` does not count it idle (a worker parked by the CPU
+    /// limit: `worker/park_by_limit.rs`). [`unpark`](Self::unpark) ends it.
+    #[cfg_attr(loom, allow(dead_code))] // Loom models run no CPU limit.
+    pub(crate) fn park_uncounted(&self, worker: usize, timeout: std::time::Duration) {
+        self.parkers[worker].park_timeout(Some(timeout));
+    }
+
     /// Hands the driver on: wakes one sleeping worker, unless the one picked
     /// already sleeps in the driver, *without* claiming it. Called by the
     /// monitor thread when workers sleep but none in the driver: idle

@@ -89,6 +89,26 @@ impl MetricsSource for Shared {
         self.idle.attention().holds()
     }
 
+    fn cpu_limit(&self) -> Option<f64> {
+        self.cpu.pacer.limit()
+    }
+
+    fn running_workers(&self) -> usize {
+        self.cpu.running_workers()
+    }
+
+    fn throttled_periods(&self) -> u64 {
+        self.cpu.throttled_periods()
+    }
+
+    fn throttled_time(&self) -> Duration {
+        self.cpu.throttled_time()
+    }
+
+    fn paced_time(&self) -> Duration {
+        self.cpu.pacer.paced()
+    }
+
     #[cfg(feature = "tokio-compat")]
     fn tokio_compat(&self) -> Option<tokio::runtime::RuntimeMetrics> {
         self.tokio_compat.get().map(|compat| compat.metrics())

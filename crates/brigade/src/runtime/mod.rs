@@ -41,6 +41,7 @@ mod build_error;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
+pub(crate) mod cpu_limit;
 pub(crate) mod current_thread;
 mod enter;
 mod flavor;
@@ -79,6 +80,7 @@ pub use builder::{
     Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY, DEFAULT_MAX_YIELD_DELAY,
     WORKER_THREADS_ENV,
 };
+pub use cpu_limit::CpuLimit;
 pub use enter::{EnterGuard, TryCurrentError};
 pub use handle::Handle;
 pub(crate) use shared::Shared;

@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 
 use super::Shared;
 use super::compensation::decide::{self, StuckJudge};
+use super::cpu_limit::LimitWatch;
 use super::spread::Spreader;
 use crate::metrics::LatencySnapshot;
 use crate::metrics::long_poll::{LongPollDetector, Running};
@@ -64,8 +65,9 @@ use crate::metrics::long_poll::{LongPollDetector, Running};
 pub(crate) fn start(
     shared: Arc<Shared>,
     name: String,
+    limit: LimitWatch,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let monitor = Monitor::new(shared);
+    let monitor = Monitor::new(shared, limit);
     std::thread::Builder::new()
         .name(name)
         .spawn(move || monitor.run())
@@ -130,13 +132,15 @@ struct Monitor {
     next_watch: Instant,
     /// The limit last reported in a debug event.
     reported_limit: f64,
+    /// The CPU limit, read again at its ticks (`cpu_limit/`).
+    cpu_limit: LimitWatch,
     /// Whether the last watch found a stuck worker with no spare left (it
     /// is warned about once per such spell).
     warned_no_spare: bool,
 }
 
 impl Monitor {
-    fn new(shared: Arc<Shared>) -> Self {
+    fn new(shared: Arc<Shared>, cpu_limit: LimitWatch) -> Self {
         let config = shared.admission.config().clone();
         let window_len =
             (config.window.as_secs_f64() / config.sample_period.as_secs_f64()).round() as usize;
@@ -150,6 +154,7 @@ impl Monitor {
         });
         Monitor {
             reported_limit: config.min_utilization,
+            cpu_limit,
             warned_no_spare: false,
             window: VecDeque::with_capacity(window_len + 1),
             window_len: window_len.max(1),
@@ -242,6 +247,7 @@ impl Monitor {
     }
 
     fn tick(&mut self, now: Instant) {
+        self.cpu_limit.tick(&self.shared, now);
         let snapshot = self
             .shared
             .metrics
@@ -263,7 +269,9 @@ impl Monitor {
         let recent_start = self.window.len().saturating_sub(recent_ticks + 1);
         let recent_p99 = newest.since(&self.window[recent_start]).quantile(0.99);
         let admission = &self.shared.admission;
-        let (limit, waiting) = admission.tick(p99, recent_p99, self.shared.num_workers());
+        // Elastic admission's capacity: the CPU limit, at most the workers.
+        let capacity = self.cpu_limit.capacity(self.shared.num_workers());
+        let (limit, waiting) = admission.tick(p99, recent_p99, capacity);
         // Report moves of at least one percentage point since the last report.
         if (limit - self.reported_limit).abs() >= 0.01 {
             tracing::debug!(

@@ -14,6 +14,7 @@ use crossbeam_utils::CachePadded;
 
 use super::blocking::BlockingPool;
 use super::compensation::Compensation;
+use super::cpu_limit::CpuLimitState;
 use super::idle::Idle;
 use super::run_next_slot::RunNext;
 use super::shutdown_state::{self, ShutdownState};
@@ -58,6 +59,8 @@ pub(crate) struct Shared {
     /// The spawn locations already reported for a forced yield of the
     /// cooperative budget (`worker/budget.rs`).
     pub(crate) budget_reports: BudgetReports,
+    /// The CPU limit: the pacer and the workers it runs (`cpu_limit/`).
+    pub(crate) cpu: CpuLimitState,
     pub(crate) config: SchedulerConfig,
     /// Which schedules are timed (`metrics/mod.rs`); the monitor thread
     /// adapts it so the elastic controller always has enough samples for a
@@ -137,6 +140,7 @@ impl Shared {
         blocking: BlockingPool,
         driver: Arc<Driver>,
         admission: Admission,
+        cpu: CpuLimitState,
         config: SchedulerConfig,
     ) -> (Self, Vec<LocalQueue<Runnable>>) {
         let num_slots = locals.len();
@@ -157,6 +161,7 @@ impl Shared {
             metrics: MetricsCells::new(num_slots),
             admission,
             budget_reports: BudgetReports::default(),
+            cpu,
             sampler: LatencySampler::new(config.latency_sample_every),
             config,
             stealers,
@@ -494,7 +499,7 @@ impl Shared {
     /// Whether the injector or any worker's deque holds a task, or a
     /// worker's run-next slot an open one (an unopened task is its
     /// worker's to run: `run_next_slot.rs`).
-    fn has_queued_tasks(&self) -> bool {
+    pub(crate) fn has_queued_tasks(&self) -> bool {
         !self.injector.is_empty()
             || self
                 .active_stealers()

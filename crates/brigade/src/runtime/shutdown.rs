@@ -14,7 +14,8 @@
 //!    `yield_if_busy()`, `yield_now()` or in an elastic task therefore
 //!    returns `Pending` at its next yield point.
 //! 3. **Wake everyone.** Every sleeping worker is unparked
-//!    (`Idle::notify_all`), resting spare threads are told to exit and no
+//!    (`Idle::notify_all`), and so is every primary's parker (a worker the
+//!    CPU limit parked is no sleeper: `worker/park_by_limit.rs`), resting spare threads are told to exit and no
 //!    new spare starts (`Compensation::close`), and the monitor thread is
 //!    signalled under the lock it waits with, so it cannot miss the flag.
 //! 4. **Workers stop.** Each worker, spares included, checks the flag between two polls and
@@ -93,6 +94,11 @@ pub(super) fn shut_down(shared: &Shared, mut threads: WorkerThreads, deadline: O
     shared.shutdown.begin(); // 1
     shared.idle.attention().hold(); // 2: never given back
     shared.idle.notify_all(); // 3
+    // 3, for workers parked by the CPU limit, which are no sleepers
+    // (`worker/park_by_limit.rs`).
+    for worker in 0..shared.num_workers() {
+        shared.idle.unpark(worker);
+    }
     shared.compensation.close();
     shared.admission.wake_monitor();
     if let Some(slot) = &shared.current_thread {

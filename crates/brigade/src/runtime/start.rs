@@ -23,6 +23,10 @@ use std::sync::Arc;
 
 use super::blocking::BlockingPool;
 #[cfg(not(loom))]
+use super::cpu_limit::LimitWatch;
+use super::cpu_limit::cgroup::Quota;
+use super::cpu_limit::{CpuLimitState, LimitAtBuild};
+#[cfg(not(loom))]
 use super::monitor;
 use super::shared::{SchedulerConfig, Shared};
 use super::shutdown::{ExitSignal, WorkerThreads};
@@ -41,8 +45,9 @@ impl Runtime {
         builder: &Builder,
         num_workers: usize,
         max_spares: usize,
+        limit: LimitAtBuild,
     ) -> Result<Runtime, BuildError> {
-        let (shared, locals) = new_shared(builder, num_workers, max_spares)?;
+        let (shared, locals) = new_shared(builder, num_workers, max_spares, limit.quota)?;
         // A current-thread runtime's worker runs on the `block_on` thread
         // (`current_thread.rs`): `new_shared` kept its deque.
         let threads = if builder.current_thread {
@@ -55,7 +60,9 @@ impl Runtime {
         // Under loom the monitor's periodic, clock-driven work is not
         // modelled (nor the fallback thread): a model has no time.
         #[cfg(not(loom))]
-        runtime.start_monitor(builder)?;
+        runtime.start_monitor(builder, limit)?;
+        #[cfg(loom)]
+        drop(limit);
         #[cfg(not(loom))]
         if builder.driver_thread {
             runtime.start_fallback_driver(builder)?;
@@ -115,9 +122,10 @@ impl Runtime {
 
     /// Starts the monitor thread (elastic controller, admission, long polls).
     #[cfg(not(loom))]
-    fn start_monitor(&mut self, builder: &Builder) -> Result<(), BuildError> {
+    fn start_monitor(&mut self, builder: &Builder, limit: LimitAtBuild) -> Result<(), BuildError> {
         let name = format!("{}-monitor", builder.thread_name);
-        let monitor = monitor::start(self.handle.shared.clone(), name)
+        let watch = LimitWatch::new(limit.source, limit.quota, limit.warned);
+        let monitor = monitor::start(self.handle.shared.clone(), name, watch)
             .map_err(|error| BuildError::spawn_failed("the monitor thread", error))?;
         if let Some(workers) = self.workers.as_mut() {
             workers.monitor = Some(monitor);
@@ -150,6 +158,7 @@ fn new_shared(
     builder: &Builder,
     num_workers: usize,
     max_spares: usize,
+    limit: Option<Quota>,
 ) -> Result<(Arc<Shared>, Vec<LocalQueue<Runnable>>), BuildError> {
     let locals: Vec<_> = (0..num_workers + max_spares)
         .map(|_| LocalQueue::new_fifo())
@@ -177,6 +186,7 @@ fn new_shared(
         blocking,
         driver,
         admission,
+        CpuLimitState::new(limit, num_workers),
         scheduler_config(builder),
     );
     let mut shared = shared;

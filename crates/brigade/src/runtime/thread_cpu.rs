@@ -86,6 +86,19 @@ impl ThreadClock {
     }
 }
 
+/// CPU nanoseconds this process has used, all its threads, if known (the
+/// CPU limit's pacer: `cpu_limit/pacer.rs`).
+pub(crate) fn process_cpu_nanos() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        read_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
 /// CPU nanoseconds the calling thread has used, if known.
 pub(crate) fn own_cpu_nanos() -> Option<u64> {
     #[cfg(target_os = "linux")]

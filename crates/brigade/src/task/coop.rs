@@ -560,7 +560,7 @@ mod tests {
     fn a_yielding_budget_stays_pending_for_the_own_waker_until_the_poll_ends() {
         let own = Waker::noop();
         let mut cx = Context::from_waker(own);
-        let other = std::task::Waker::from(std::sync::Arc::new(Flag::default()));
+        let other = std::task::Waker::from(std::sync::Arc::new(Flag));
         let mut foreign = Context::from_waker(&other);
         context::poll_main(own, || {
             with_budget(Budget::Yielding, || {
@@ -580,7 +580,6 @@ mod tests {
     }
 
     /// A waker that is not the task's own.
-    #[derive(Default)]
     struct Flag;
 
     impl std::task::Wake for Flag {

@@ -6,14 +6,16 @@ use std::time::Duration;
 
 use super::{Builder, WORKER_THREADS_ENV};
 use crate::runtime::BuildError;
+use crate::runtime::cpu_limit::cgroup::Quota;
+use crate::runtime::cpu_limit::{self, CpuLimit, LimitAtBuild};
 use crate::runtime::idle::MAX_WORKERS;
 
 impl Builder {
     /// Validates the settings: the worker count (from the setting, the
     /// environment or the host) and the spare count, or the `BuildError`
     /// that names the first invalid setting.
-    pub(super) fn checked(&self) -> Result<(usize, usize), BuildError> {
-        let workers = self.resolved_worker_threads()?;
+    pub(super) fn checked(&self, limit: Option<Quota>) -> Result<(usize, usize), BuildError> {
+        let workers = self.resolved_worker_threads(limit)?;
         // A current-thread runtime has no spare workers: nothing runs its
         // tasks but the thread in `block_on` (`Builder::new_current_thread`).
         let spares = if self.current_thread {
@@ -103,15 +105,35 @@ impl Builder {
         Ok(())
     }
 
-    fn resolved_worker_threads(&self) -> Result<usize, BuildError> {
+    /// The CPU limit setting, validated, and the limit it reads now (E1 of
+    /// the policy).
+    pub(super) fn checked_cpu_limit(&self) -> Result<LimitAtBuild, BuildError> {
+        if let CpuLimit::Fixed(cpus) = self.cpu_limit
+            && !(cpus.is_finite() && cpus > 0.0)
+        {
+            return Err(BuildError::setting(
+                "cpu_limit",
+                format!("a fixed limit must be a finite number of CPUs above 0, got {cpus}"),
+            ));
+        }
+        Ok(LimitAtBuild::read(self.cpu_limit))
+    }
+
+    /// The worker count: the setting, the environment, or (E2 of the
+    /// policy) the CPU limit rounded up within the affinity mask's CPUs,
+    /// or the CPUs available.
+    fn resolved_worker_threads(&self, limit: Option<Quota>) -> Result<usize, BuildError> {
         let count = match self.worker_threads {
             _ if self.current_thread => 1,
             Some(count) => count,
             None => match std::env::var(WORKER_THREADS_ENV) {
                 Ok(value) => parse_worker_threads_env(&value)?,
-                Err(std::env::VarError::NotPresent) => {
-                    std::thread::available_parallelism().map_or(1, |count| count.get())
-                }
+                Err(std::env::VarError::NotPresent) => match limit {
+                    Some(quota) => {
+                        cpu_limit::workers_for(Some(quota.cpus), cpu_limit::allowed_cpus())
+                    }
+                    None => std::thread::available_parallelism().map_or(1, |count| count.get()),
+                },
                 Err(std::env::VarError::NotUnicode(value)) => {
                     return Err(BuildError::env(format!(
                         "environment variable {WORKER_THREADS_ENV} is not valid Unicode: {value:?}"

@@ -5,6 +5,7 @@ mod checks;
 
 use std::time::Duration;
 
+use super::cpu_limit::CpuLimit;
 use super::{BuildError, Runtime};
 use crate::admission::ElasticConfig;
 pub use crate::policy::DEFAULT_MAX_YIELD_DELAY;
@@ -47,6 +48,7 @@ pub struct Builder {
     /// (`runtime/worker/budget.rs`): always on but in the tests that show
     /// what it prevents ([`Builder::coop_budget`]).
     pub(crate) coop_budget: bool,
+    pub(crate) cpu_limit: CpuLimit,
     pub(crate) start_paused: bool,
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat: bool,
@@ -113,6 +115,7 @@ impl Builder {
             crowded_host_handoff: true,
             spread_workers: true,
             coop_budget: true,
+            cpu_limit: CpuLimit::Auto,
             start_paused: false,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: true,
@@ -578,9 +581,41 @@ impl Builder {
         self
     }
 
+    /// Where the CPU limit comes from ([`CpuLimit`]): by default the
+    /// cgroup's quota ([`CpuLimit::Auto`]), read at build and again about
+    /// once a second; [`CpuLimit::Fixed`] for a limit known otherwise;
+    /// [`CpuLimit::Off`] for none. Under a limit the default worker count
+    /// is the limit rounded up (1.5 CPUs: 2 workers; an explicit
+    /// [`worker_threads`](Self::worker_threads) wins), workers past the
+    /// limit park while it is lower than their count, and background work
+    /// is paced so that the kernel never throttles the process: the
+    /// foreground always finds CPU left in the period
+    /// ([`RuntimeMetrics::cpu_limit`](crate::RuntimeMetrics::cpu_limit),
+    /// [`throttled_periods`](crate::RuntimeMetrics::throttled_periods),
+    /// [`paced_time`](crate::RuntimeMetrics::paced_time)).
+    ///
+    /// A [`CpuLimit::Fixed`] value that is not finite and positive is a
+    /// [`BuildError`] naming `cpu_limit`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use brigade::runtime::CpuLimit;
+    ///
+    /// let rt = brigade::Builder::new().cpu_limit(CpuLimit::Fixed(0.5)).build()?;
+    /// assert_eq!(rt.metrics().num_workers(), 1);
+    /// assert!(brigade::Builder::new().cpu_limit(CpuLimit::Fixed(0.0)).build().is_err());
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn cpu_limit(&mut self, limit: CpuLimit) -> &mut Self {
+        self.cpu_limit = limit;
+        self
+    }
+
     /// Validates the settings and starts the runtime's worker threads.
     pub fn build(&mut self) -> Result<Runtime, BuildError> {
-        let (workers, spares) = self.checked()?;
-        Runtime::start(self, workers, spares)
+        let limit = self.checked_cpu_limit()?;
+        let (workers, spares) = self.checked(limit.quota)?;
+        Runtime::start(self, workers, spares, limit)
     }
 }

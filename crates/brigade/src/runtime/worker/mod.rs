@@ -37,6 +37,7 @@
 mod block_on;
 pub(crate) mod budget;
 pub(crate) mod floor;
+mod park_by_limit;
 pub(crate) mod run_next;
 mod run_task;
 pub(crate) mod spares;
@@ -265,6 +266,10 @@ impl Core {
             if self.is_spare && self.shared.compensation.try_step_down(self.index) {
                 return true;
             }
+            if self.parked_by_limit() {
+                self.park_by_limit();
+                continue;
+            }
             match self.next_task() {
                 Some(runnable) => {
                     self.stop_searching();
@@ -384,8 +389,14 @@ impl Core {
         } else if new_epoch {
             self.poll_for_epoch(self.epochs.loop_gate.epoch());
         }
+        // E3: under a CPU limit whose window is spent, nothing of the
+        // background's (B2, B7, B9, B10) until the window ends.
+        let paced = self.is_paced();
         // B2: the rescue of an overdue yield queue.
-        if new_epoch && let Some(runnable) = self.rescue_overdue() {
+        if new_epoch
+            && !paced
+            && let Some(runnable) = self.rescue_overdue()
+        {
             return Some(runnable);
         }
         // B3: the injector first.
@@ -409,6 +420,7 @@ impl Core {
         }
         // B7: the own shard of the yield queue, without searching.
         if !self.search.searching.get()
+            && !paced
             && let Some(runnable) = self.take_back_own_yielded()
         {
             return Some(runnable);
@@ -424,7 +436,7 @@ impl Core {
         // worker is busy, and background tasks that take turns through the
         // yield queue (`yield_now()` loops, demoted) do not pay an
         // `epoll_wait` per turn, a syscall per unit of their work.
-        if !self.search.searching.get() {
+        if !self.search.searching.get() || paced {
             return None;
         }
         if !self.shared.yield_queue.is_empty() {
@@ -574,16 +586,23 @@ impl Core {
         // worker covered just now, after the fence in `Idle::wait_for_work`, does not
         // sleep with the cover (see `Compensation::cover_running`): it goes
         // round the loop and ends the cover here.
+        // E3: while paced, background work (the yield queue, elastic idle
+        // grants) is no work: the worker sleeps until the window ends.
+        let paced = self.is_paced();
         let has_work = || {
             self.main_is_woken()
-                || shared.has_waiting_work_for(self.index, || shared.clock_nanos())
-                || shared.admission.has_work_for_idle_worker()
+                || (paced && shared.has_queued_tasks())
+                || (!paced && shared.has_waiting_work_for(self.index, || shared.clock_nanos()))
+                || (!paced && shared.admission.has_work_for_idle_worker())
                 || shared.is_shutdown()
                 || shared.compensation.is_covered(self.index)
                 || (self.is_spare && shared.compensation.is_surplus())
         };
         let sleep = |parker: &Parker| {
-            let cap = self.owner_grace_left();
+            let cap = earliest(
+                self.owner_grace_left(),
+                shared.cpu.pacer.sleep_cap(shared.clock_nanos()),
+            );
             let timeout = match self.park_in_driver(parker, cap) {
                 PollPark::Parked => return,
                 // Another worker watches the poll; wake for the next timer

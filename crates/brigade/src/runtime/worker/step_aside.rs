@@ -114,6 +114,12 @@ enum Decision {
 #[inline(never)]
 pub(crate) fn idle_recheck(cx: &mut Context<'_>) -> Poll<()> {
     let in_task_poll = context::with_current_task(|task| task.is_some());
+    let paced = in_task_poll && super::with_current(|core| core.is_some_and(Core::over_budget));
+    if paced {
+        // Under a CPU limit whose window is spent (E3): the slow path steps
+        // the task aside, whatever worker is idle.
+        return slow_path(cx);
+    }
     let gave_way = super::with_current(|core| match core {
         Some(core) if in_task_poll && core.recheck_idle() => Some(core.give_way(cx)),
         _ => None,
@@ -173,6 +179,11 @@ impl Core {
             // then cancelled), or pops the aborted task and drops it.
             return self.give_way(cx);
         }
+        if self.over_budget() {
+            // E3: the CPU limit's window is spent: background waits in the
+            // yield queue until it ends, whatever worker is idle.
+            return self.step_aside(task, own_waker, cx);
+        }
         if let Some(elastic) = task.elastic() {
             // A stuck stretch that a spare covered has ended here; ending the
             // cover now settles how much of the poll was off the CPU. (For
@@ -215,18 +226,49 @@ impl Core {
                 task.yield_state().replace_moved_to_back(true);
                 self.give_way(cx)
             }
-            Decision::StepAside if own_waker => {
-                shared.metrics.worker(self.index()).count_yield();
-                self.defer_wake(task, cx.waker());
-                Poll::Pending
-            }
+            Decision::StepAside => self.step_aside(task, own_waker, cx),
+        }
+    }
+
+    /// Steps the task aside into the yield queue, if `cx` carries its own
+    /// waker (`own_waker`).
+    fn step_aside(&self, task: &TaskMeta, own_waker: bool, cx: &mut Context<'_>) -> Poll<()> {
+        if !own_waker {
             // Any other waker is woken at once, as by `yield_now`: a nested
             // executor blocking this worker (`futures::executor::block_on` in
             // the task) would otherwise wait on a wake-up that only a free
             // worker delivers; through a combinator, the task goes to the back
             // of the deque.
-            Decision::StepAside => self.give_way(cx),
+            return self.give_way(cx);
         }
+        self.shared().metrics.worker(self.index()).count_yield();
+        self.defer_wake(task, cx.waker());
+        Poll::Pending
+    }
+
+    /// E3 of the policy: whether background work must step aside now, the
+    /// CPU limit's window being spent (`cpu_limit/pacer.rs`). One load
+    /// where there is no limit.
+    #[inline]
+    pub(crate) fn over_budget(&self) -> bool {
+        let shared = self.shared();
+        shared.cpu.pacer.has_limit()
+            && shared
+                .cpu
+                .pacer
+                .over_budget(shared.clock_nanos(), &**shared)
+    }
+
+    /// Whether the window's pacing holds background work back now (the
+    /// worker loop's look: it reads the process's clock only through
+    /// [`over_budget`](Self::over_budget)). One load while not paced.
+    #[inline]
+    pub(crate) fn is_paced(&self) -> bool {
+        let shared = self.shared();
+        shared
+            .cpu
+            .pacer
+            .is_paced(|| shared.clock_nanos(), &**shared)
     }
 
     /// C5 of the policy (`policy.rs`). `moved_to_back_last_time` is the
@@ -280,6 +322,10 @@ impl Core {
     /// that comes first.
     pub(crate) fn background_turn(&self, task: &TaskMeta) -> BackgroundTurn {
         let shared = self.shared();
+        if !task.is_cancelled() && !task.yield_state().has_entry() && self.over_budget() {
+            // E3: the CPU limit's window is spent.
+            return BackgroundTurn::StepsAside;
+        }
         if shared.idle.num_idle() > 0 || task.is_cancelled() || task.yield_state().has_entry() {
             // An idle worker takes whatever waits; an aborted task must reach
             // the worker that drops it; and a task keeps at most one entry in

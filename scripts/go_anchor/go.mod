@@ -1,0 +1,3 @@
+module brigade/go_anchor
+
+go 1.25
