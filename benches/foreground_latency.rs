@@ -45,6 +45,7 @@ impl Measured {
             background_tasks: 2 * workers,
             unit_iterations,
             driver_thread: false,
+            limit_sized: None,
         };
         let running = scenario.start().expect("start the runtime under test");
         let client = Client::connect(running.addr, Duration::from_secs(10)).expect("connect");

@@ -16,7 +16,8 @@
 //!
 //! Flags: `--runtime brigade|tokio`, `--addr`, `--workers`, `--bulk N` (0 =
 //! no bulk job), `--no-elastic` (brigade: `spawn` the bulk tasks, not
-//! `spawn_elastic`), `--keys`, `--secs` (0 = run until killed). See
+//! `spawn_elastic`), `--keys`, `--secs` (0 = run until killed),
+//! `--cpu-limit C` (the server inside a fresh cgroup with a quota of C CPUs). See
 //! `examples/src/service/http.rs`; `scripts/service_bench.sh` compares the
 //! runtimes.
 
@@ -33,8 +34,21 @@ An axum app beside a bulk job, on brigade or tokio. PORT is 3000. Routes:
 ";
 
 fn main() {
-    let help = format!("{HELP}\n{}", service::config::FLAGS);
-    let config = match Config::parse(std::env::args().skip(1), 3000, &help) {
+    let help = format!(
+        "{HELP}\n{}{}",
+        service::config::FLAGS,
+        brigade_examples::cgroup::CPU_LIMIT_HELP
+    );
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match brigade_examples::cgroup::cpu_limit_flag(&args) {
+        Ok(Some(cpus)) => brigade_examples::cgroup::rerun_inside_limit(cpus, "axum_service"),
+        Ok(None) => {}
+        Err(message) => {
+            eprintln!("{message}");
+            std::process::exit(2);
+        }
+    }
+    let config = match Config::parse(args, 3000, &help) {
         Ok(config) => config,
         Err(message) => {
             eprintln!("{message}");

@@ -8,14 +8,24 @@
 //!
 //! Prints commands/s and the snapshot's keys/s and MB/s every second.
 //! `--no-snapshot` turns the snapshot off; `--runtime tokio` runs the same
-//! server and snapshot on tokio. See `examples/src/kv/mod.rs` for the
+//! server and snapshot on tokio; `--cpu-limit C` runs the server inside a
+//! fresh cgroup with a quota of C CPUs (`examples/src/cgroup.rs`). See `examples/src/kv/mod.rs` for the
 //! details and docs/results.md's "Key-value server under a snapshot" for
 //! results.
 
 use brigade_examples::kv::{self, Config};
 
 fn main() {
-    let config = match Config::parse(std::env::args().skip(1)) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match brigade_examples::cgroup::cpu_limit_flag(&args) {
+        Ok(Some(cpus)) => brigade_examples::cgroup::rerun_inside_limit(cpus, "kv"),
+        Ok(None) => {}
+        Err(message) => {
+            eprintln!("{message}");
+            std::process::exit(2);
+        }
+    }
+    let config = match Config::parse(args) {
         Ok(config) => config,
         Err(message) => {
             eprintln!("{message}");

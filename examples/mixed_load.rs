@@ -26,6 +26,20 @@ fn main() {
             std::process::exit(if message == mixed_load::HELP { 0 } else { 2 });
         }
     };
+    if let Some(addr) = config.client {
+        if let Err(error) = mixed_load::client(&config, addr) {
+            eprintln!("mixed_load --client failed: {error}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    if let Some(addr_file) = &config.serve {
+        if let Err(error) = mixed_load::serve(&config, addr_file) {
+            eprintln!("mixed_load --serve failed: {error}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let results = match mixed_load::run(&config) {
         Ok(results) => results,
         Err(error) => {

@@ -19,7 +19,7 @@
 //! reuses both.
 
 use std::io;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::neighbours::Neighbours;
 
@@ -63,15 +63,45 @@ pub fn run_variant(
         background_tasks: config.background_tasks,
         unit_iterations,
         driver_thread: config.driver_thread,
+        limit_sized: config.cpu_limit.filter(|_| !config.workers_set),
     };
-    let running = scenario.start()?;
+    let cgroup = config.cpu_limit.map(limited_cgroup).transpose()?;
+    let running = match &cgroup {
+        Some(cgroup) if config.pin_apart => {
+            let client: Vec<usize> = (1..crate::cgroup::online_cpus().max(2)).collect();
+            cgroup.run_inside_on(&[0], &client, || scenario.start())??
+        }
+        Some(cgroup) => cgroup.run_inside(|| scenario.start())??,
+        None => scenario.start()?,
+    };
     // Let the background settle before measuring.
     std::thread::sleep(Duration::from_millis(100));
+    let throttled_before = cgroup.as_ref().map(|cgroup| cgroup.throttling().0);
     let foreground = measure_open_loop(running.addr, config.duration, config.period)?;
+    let throttled = cgroup
+        .as_ref()
+        .zip(throttled_before)
+        .map(|(cgroup, before)| {
+            (cgroup.throttling().0 - before) as f64 / config.duration.as_secs_f64()
+        });
     let background = running.stop();
+    drop(cgroup);
+    if config.pin_apart {
+        // Back on every CPU, for the next variant's calibration.
+        crate::cgroup::pin_current_thread(&[])?;
+    }
     let elapsed = background.elapsed.as_secs_f64();
     let busy_time = background.units as f64 * config.unit_us as f64 * 1e-6;
-    let background_share = busy_time / (elapsed * config.workers as f64);
+    // Of the workers' CPU, or of the CPU limit.
+    let capacity = config.cpu_limit.unwrap_or(config.workers as f64);
+    let background_share = busy_time / (elapsed * capacity);
+    if let Some(throttled) = throttled {
+        println!(
+            "    {}: background {:.2} CPUs, {throttled:.1} throttled periods/s",
+            variant.name,
+            busy_time / elapsed
+        );
+    }
     let background_rate = background.units as f64 * unit_iterations as f64 / elapsed;
     let outcome = Outcome {
         name: variant.name.to_owned(),
@@ -80,6 +110,75 @@ pub fn run_variant(
         background_rates: vec![background_rate],
     };
     Ok((outcome, background.brigade_metrics))
+}
+
+/// `--client`: the foreground's requests to a server in another process;
+/// prints their p50 and p99 in milliseconds.
+pub fn client(config: &Config, addr: std::net::SocketAddr) -> io::Result<()> {
+    let report = measure_open_loop(addr, config.duration, config.period)?;
+    if report.starved {
+        return Err(io::Error::other(
+            "a request got no reply: the foreground starved",
+        ));
+    }
+    for (name, quantile) in [("p50_ms", 0.5), ("p99_ms", 0.99)] {
+        let micros = report.latencies_us.value_at_quantile(quantile);
+        println!("{name} {:.3}", micros as f64 / 1000.0);
+    }
+    Ok(())
+}
+
+/// `--serve`: runs the variant `--only` names, with no client, for a
+/// client in another process; prints the background's CPUs at the end.
+pub fn serve(config: &Config, addr_file: &std::path::Path) -> io::Result<()> {
+    let name = config.only.as_deref().unwrap_or_default();
+    let variant = VARIANTS
+        .iter()
+        .copied()
+        .find(|variant| variant.name == name)
+        .ok_or_else(|| io::Error::other(format!("--serve needs --only VARIANT, got {name:?}")))?;
+    let unit_iterations = calibrate(config.unit_us, config.workers);
+    let scenario = Scenario {
+        variant,
+        workers: config.workers,
+        background_tasks: config.background_tasks,
+        unit_iterations,
+        driver_thread: config.driver_thread,
+        // Inside a container each runtime sizes itself: brigade from the
+        // cgroup, tokio through `available_parallelism` (which reads the
+        // quota of a process wholly inside one).
+        limit_sized: (!config.workers_set).then(|| crate::harness::available_cores() as f64),
+    };
+    let running = scenario.start()?;
+    std::fs::write(addr_file, running.addr.to_string())?;
+    // A line a second, so that a client that ran longer than planned (a
+    // slow server's requests are sent late) can stop the server at any
+    // time and read the last one.
+    let ends = Instant::now() + config.duration;
+    while Instant::now() < ends {
+        std::thread::sleep(Duration::from_secs(1).min(ends - Instant::now()));
+        let busy_time = running.units_done() as f64 * config.unit_us as f64 * 1e-6;
+        println!(
+            "background_cpus {:.3}",
+            busy_time / running.elapsed().as_secs_f64()
+        );
+    }
+    running.stop();
+    Ok(())
+}
+
+/// A fresh cgroup with a quota of `cpus` for one variant's server, or the
+/// error that says how to run under a limit otherwise.
+fn limited_cgroup(cpus: f64) -> io::Result<crate::cgroup::QuotaCgroup> {
+    crate::cgroup::QuotaCgroup::create("mixed-load", cpus).map_err(|reason| {
+        io::Error::other(format!(
+            "--cpu-limit {cpus}: {reason}; {}",
+            crate::cgroup::how_to_run_limited(
+                cpus,
+                "cargo run --release -p brigade-examples --example mixed_load"
+            )
+        ))
+    })
 }
 
 /// The line that opens the demo's output: what runs, on what.

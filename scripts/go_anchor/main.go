@@ -4,9 +4,9 @@
 //	go_anchor serve ADDR_FILE BG UNIT_US SECS
 //	    An echo server (one byte in, one byte out) on 127.0.0.1, its address
 //	    written to ADDR_FILE; BG goroutines doing UNIT_US µs units of CPU
-//	    work, runtime.Gosched() after each. After SECS seconds it prints
-//	    "background_cpus X": the background's work in CPUs (units done ×
-//	    the calibrated unit time over the run's length).
+//	    work, runtime.Gosched() after each. Every second, for SECS seconds,
+//	    it prints "background_cpus X": the background's work in CPUs so far
+//	    (units done × the calibrated unit time over the time run).
 //	go_anchor client ADDR SECS
 //	    Sends a byte every millisecond (open loop) and prints "p50_ms X" and
 //	    "p99_ms X" of the round trips, latency counted from when each send
@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -73,14 +74,27 @@ func spin(n int) {
 	atomic.AddUint64(&sink, x&1)
 }
 
-// calibrate returns how many spin iterations take unitUs microseconds.
+// threadCPU is the calling OS thread's CPU time (RUSAGE_THREAD).
+func threadCPU() time.Duration {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(1, &usage); err != nil { // 1: RUSAGE_THREAD
+		panic(err)
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
+
+// calibrate returns how many spin iterations take unitUs microseconds of
+// CPU: measured on the thread's CPU clock, so that a quota throttling the
+// process meanwhile does not make units look longer than they are.
 func calibrate(unitUs int) int {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	n := 1 << 16
 	for {
-		start := time.Now()
+		start := threadCPU()
 		spin(n)
-		took := time.Since(start)
-		if took > 20*time.Millisecond {
+		took := threadCPU() - start
+		if took > 50*time.Millisecond {
 			return int(float64(n) * float64(unitUs) * 1000 / float64(took.Nanoseconds()))
 		}
 		n *= 2
@@ -126,13 +140,17 @@ func serve(addrFile string, bg, unitUs, secs int) {
 			}
 		}()
 	}
-	start := time.Now()
-	time.Sleep(time.Duration(secs) * time.Second)
-	stop.Store(true)
-	elapsed := time.Since(start).Seconds()
-	done := atomic.LoadUint64(&units)
-	fmt.Printf("background_cpus %.3f\n", float64(done)*float64(unitUs)/1e6/elapsed)
 	fmt.Printf("gomaxprocs %d\n", runtime.GOMAXPROCS(0))
+	// A line a second, so that the caller may stop the server at any time
+	// and read the last one.
+	start := time.Now()
+	for i := 0; i < secs; i++ {
+		time.Sleep(time.Second)
+		done := atomic.LoadUint64(&units)
+		elapsed := time.Since(start).Seconds()
+		fmt.Printf("background_cpus %.3f\n", float64(done)*float64(unitUs)/1e6/elapsed)
+	}
+	stop.Store(true)
 }
 
 func client(addr string, secs int) {

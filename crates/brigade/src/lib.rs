@@ -78,6 +78,14 @@
 //! refilled otherwise, so an always-ready loop alone loses nothing
 //! ([`task::coop`]).
 //!
+//! **CPU limits.** Inside a container's CPU limit (a CFS quota, which the
+//! kernel enforces by stopping every thread of the cgroup once a period's
+//! quota is spent) brigade reads the limit from the cgroup
+//! ([`Builder::cpu_limit`]), runs as many workers as the limit rounded up,
+//! and paces background work so that the quota never runs out: requests
+//! arriving at any time find CPU left, and the kernel does not throttle
+//! the process. Outside a limit nothing changes.
+//!
 //! **Metrics.** [`Runtime::metrics`] returns [`RuntimeMetrics`]: how often
 //! `yield_if_busy` gave way, the scheduling latency (how long runnable tasks
 //! waited for a worker: its p99 says whether the foreground is hurt), poll
@@ -110,6 +118,7 @@
 //! | `brigade::class` | debug | `task demoted to background`, `task promoted to foreground` (`task`, `spawned_at`) |
 //! | `brigade::yield_queue` | trace | `task stepped aside into the yield queue`, `task left the yield queue` (`task`: its id); `overdue task rescued from the yield queue` (`task`, `waited_ms`) |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
+//! | `brigade::cpu_limit` | info, warn | info: `CPU limit changed` (`limit`, `previous`, `running_workers`); warn: a cgroup's limit file could not be parsed and is taken as no limit (`cgroup`) |
 //! | `brigade::coop` | debug | `cooperative budget spent while work waits: the task yields`, once per spawn location (`spawned_at`) |
 //!
 //! Errors the runtime cannot return to a caller (a failed I/O driver poll,

@@ -12,10 +12,13 @@ pub const HELP: &str = "\
 usage: kv [--port P] [--workers W] [--runtime brigade|tokio] [--prefill N]
           [--value-size B] [--snapshot-every-ms MS] [--no-snapshot]
           [--snapshot-path FILE] [--elastic] [--background-floor F]
-          [--no-crowded-handoff] [--no-spread] [--secs S]
+          [--no-crowded-handoff] [--no-spread] [--secs S] [--cpu-limit C]
 
   --port P              port to listen on at 127.0.0.1 (default 6379; 0 picks a free one)
   --workers W           worker threads (default: available parallelism)
+  --cpu-limit C         run the server wholly inside a fresh cgroup with a quota of C
+                        CPUs, its clients outside (root and a cgroup v1 `cpu` controller;
+                        otherwise it says how to run under systemd-run or docker)
   --runtime R           brigade (default) or tokio: the same server and snapshot on tokio
   --prefill N           keys key:000000000000 .. to fill the map with (default 1000000)
   --value-size B        bytes per prefilled value (default 100)

@@ -12,6 +12,8 @@ use crate::flags::{parse_number, parse_positive, parse_positive_secs, walk_flags
 pub const HELP: &str = "\
 usage: mixed_load [--all] [--bg B] [--unit-us U] [--secs S] [--workers W] [--neighbours N]
                   [--only NAME] [--out PATH] [--period-us P] [--rounds R] [--driver-thread]
+                  [--cpu-limit C] [--pin-apart] [--serve ADDR_FILE --only VARIANT]
+                  [--client ADDR]
 
 Foreground request latency while background tasks keep every worker busy, brigade
 against tokio. Without flags it runs three cases: the foreground alone (the idle
@@ -39,7 +41,23 @@ verdict per case.
   --rounds R    run the selected variants R times over, interleaved (default 1);
                 latencies are pooled, background figures are the median round
   --driver-thread
-                brigade with its fallback driver thread (Builder::driver_thread)";
+                brigade with its fallback driver thread (Builder::driver_thread)
+  --cpu-limit C run each variant's server inside a fresh cgroup with a quota of C
+                CPUs, the client outside it (needs root and a cgroup v1 `cpu`
+                controller; otherwise it says how to run it under systemd-run or
+                docker and exits 1); each runtime sizes its workers as it would in
+                such a container unless --workers is given, and each variant also
+                reports the periods the kernel throttled and the background's CPUs
+  --pin-apart   with --cpu-limit: the server's threads on CPU 0, the client on the
+                other CPUs (a limit of at most 1 CPU on a small host, so the client
+                does not take turns with the server on one core)
+  --serve ADDR_FILE
+                no client: start the one variant --only names (exactly) and its
+                background, write the server's address to ADDR_FILE, run for
+                --secs, then print \"background_cpus X\" (for a client in another
+                process, such as scripts/cpu_limit_bench.sh's)
+  --client ADDR no server: send the requests to ADDR for --secs, then print
+                \"p50_ms X\" and \"p99_ms X\"";
 
 /// The demo's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +89,18 @@ pub struct Config {
     /// Busy neighbour processes crowding the host while each variant of the
     /// crowded-host case runs (`crate::neighbours`); 0 leaves the case out.
     pub neighbours: usize,
+    /// Run each server inside a cgroup with this CPU quota (`crate::cgroup`).
+    pub cpu_limit: Option<f64>,
+    /// Whether `--workers` was given (under a CPU limit each runtime
+    /// otherwise sizes itself as in a container).
+    pub workers_set: bool,
+    /// With a CPU limit: the server on CPU 0, the client on the others.
+    pub pin_apart: bool,
+    /// Serve one variant for a client in another process, writing the
+    /// address here.
+    pub serve: Option<PathBuf>,
+    /// Be the client of a server in another process, at this address.
+    pub client: Option<std::net::SocketAddr>,
 }
 
 impl Default for Config {
@@ -86,6 +116,11 @@ impl Default for Config {
             period: Duration::from_millis(1),
             rounds: 1,
             neighbours: 1,
+            cpu_limit: None,
+            workers_set: false,
+            pin_apart: false,
+            serve: None,
+            client: None,
             out: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("../target/brigade-report/mixed_load.svg"),
         }
@@ -101,7 +136,20 @@ impl Config {
             match flag {
                 "--bg" => config.background_tasks = parse_number(flag, &value()?)?,
                 "--unit-us" => config.unit_us = parse_positive(flag, &value()?)?,
-                "--workers" => config.workers = parse_positive(flag, &value()?)?,
+                "--workers" => {
+                    config.workers = parse_positive(flag, &value()?)?;
+                    config.workers_set = true;
+                }
+                "--cpu-limit" => config.cpu_limit = Some(parse_cpus(flag, &value()?)?),
+                "--pin-apart" => config.pin_apart = true,
+                "--serve" => config.serve = Some(PathBuf::from(value()?)),
+                "--client" => {
+                    let addr = value()?;
+                    config.client = Some(
+                        addr.parse()
+                            .map_err(|_| format!("--client takes an address, got {addr:?}"))?,
+                    );
+                }
                 "--secs" => config.duration = parse_positive_secs(flag, &value()?)?,
                 "--all" => config.all = true,
                 "--only" => config.only = Some(value()?),
@@ -138,10 +186,31 @@ impl Config {
     }
 }
 
+/// A CPU count: finite and positive.
+fn parse_cpus(flag: &str, value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(cpus) if cpus.is_finite() && cpus > 0.0 => Ok(cpus),
+        _ => Err(format!(
+            "{flag} takes a number of CPUs above 0, got {value:?}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::mixed_load::{CaseKind, DEMO_VARIANTS};
+
+    #[test]
+    fn a_cpu_limit_is_a_positive_number() {
+        assert_eq!(parse(&["--cpu-limit", "0.5"]).unwrap().cpu_limit, Some(0.5));
+        for bad in ["0", "-1", "lots", "inf"] {
+            let error = parse(&["--cpu-limit", bad]).unwrap_err();
+            assert!(error.contains("--cpu-limit"), "{error}");
+        }
+        assert!(!parse(&[]).unwrap().workers_set);
+        assert!(parse(&["--workers", "1"]).unwrap().workers_set);
+    }
 
     fn parse(args: &[&str]) -> Result<Config, String> {
         Config::parse(args.iter().map(|arg| arg.to_string()))

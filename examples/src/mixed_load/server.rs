@@ -29,6 +29,11 @@ pub struct Scenario {
     pub unit_iterations: u64,
     /// brigade only: run the fallback driver thread (`Builder::driver_thread`).
     pub driver_thread: bool,
+    /// Inside a CPU limit of this many CPUs, with `workers` not set by the
+    /// user: each runtime sizes itself as in such a container (brigade from
+    /// the cgroup; tokio, through `available_parallelism`, to the limit
+    /// rounded down).
+    pub limit_sized: Option<f64>,
 }
 
 /// A runtime with its echo server and background load running.
@@ -73,12 +78,19 @@ impl Scenario {
             None
         };
         let runtime = match self.variant.runtime {
-            RuntimeKind::Brigade => Runtime::Brigade(
-                brigade_builder(self.workers)
-                    .driver_thread(self.driver_thread)
-                    .build()?,
-            ),
-            RuntimeKind::Tokio => Runtime::Tokio(tokio_builder(self.workers).build()?),
+            RuntimeKind::Brigade => {
+                let mut builder = match self.limit_sized {
+                    Some(_) => brigade::Builder::new(),
+                    None => brigade_builder(self.workers),
+                };
+                Runtime::Brigade(builder.driver_thread(self.driver_thread).build()?)
+            }
+            RuntimeKind::Tokio => {
+                let workers = self
+                    .limit_sized
+                    .map_or(self.workers, |cpus| (cpus.floor() as usize).max(1));
+                Runtime::Tokio(tokio_builder(workers).build()?)
+            }
         };
         let addr = match &thread_server {
             Some(server) => server.addr,
@@ -106,15 +118,24 @@ impl Scenario {
 }
 
 impl Running {
+    /// Background units done so far.
+    pub fn units_done(&self) -> u64 {
+        self.units
+            .iter()
+            .map(|counter| counter.0.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// How long the background has run so far.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
     /// Stops the background load and the runtime.
     pub fn stop(self) -> BackgroundReport {
         self.stop.store(true, Ordering::Relaxed);
         let elapsed = self.started.elapsed();
-        let units = self
-            .units
-            .iter()
-            .map(|counter| counter.0.load(Ordering::Relaxed))
-            .sum();
+        let units = self.units_done();
         let brigade_metrics = self.runtime.as_brigade().map(|rt| {
             let metrics = rt.metrics();
             format!(

@@ -111,6 +111,7 @@ pub(crate) fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
 /// Runs `f`, a `LocalSet`'s poll of one of its tasks, with
 /// `others_wait` telling whether the set's other tasks wait: a spent
 /// budget then yields, so that they run (`task/local.rs`).
+#[cfg(not(loom))]
 pub(crate) fn with_local_set<R>(others_wait: fn() -> bool, f: impl FnOnce() -> R) -> R {
     struct Reset(Option<fn() -> bool>);
     impl Drop for Reset {

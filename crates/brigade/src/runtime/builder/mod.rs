@@ -575,7 +575,7 @@ impl Builder {
     /// budget is then always refilled. For the tests that show what the
     /// budget prevents; users turn it off per future with
     /// [`task::unconstrained`](crate::task::unconstrained).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn coop_budget(&mut self, enabled: bool) -> &mut Self {
         self.coop_budget = enabled;
         self

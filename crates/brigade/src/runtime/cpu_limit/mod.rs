@@ -14,13 +14,22 @@
 
 pub(crate) mod cgroup;
 pub(crate) mod pacer;
+#[cfg(not(loom))]
+mod watch;
+
+#[cfg(not(loom))]
+pub(crate) use watch::LimitWatch;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+// Statistics: the throttling counters order nothing.
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+// The running-worker count takes part in the park protocol of
+// `worker/park_by_limit.rs`: loom's, under its models.
+use crate::sync::{AtomicUsize, Ordering};
 
 use super::Shared;
-use crate::policy::LIMIT_REREAD;
 use cgroup::{CgroupFiles, Quota};
 use pacer::{PaceHost, Pacer};
 
@@ -114,6 +123,7 @@ impl LimitSource {
     }
 
     /// The cgroup's throttled periods and time (nanoseconds) so far.
+    #[cfg(not(loom))]
     fn read_throttling(&self) -> (u64, u64) {
         match self {
             LimitSource::Cgroup(files) => files.read_throttling(),
@@ -126,6 +136,8 @@ impl LimitSource {
 /// monitor), the quota in force then, and whether a warning about an
 /// unparsable file was given.
 #[derive(Debug)]
+// Under loom no monitor takes the source over.
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) struct LimitAtBuild {
     pub(crate) source: LimitSource,
     pub(crate) quota: Option<Quota>,
@@ -219,6 +231,10 @@ fn period_of(limit: Option<Quota>) -> Duration {
 
 /// The runtime as the pacer sees it.
 impl PaceHost for Shared {
+    /// The process's CPU clock, not the cgroup's usage counter (`cpu.stat`,
+    /// `cpuacct.usage`): the kernel brings those up to date in steps, so a
+    /// pacer reading them saw a window's spending late and overran the
+    /// quota; the clock counts every thread of the process, as the quota does.
     fn process_cpu_nanos(&self) -> u64 {
         super::thread_cpu::process_cpu_nanos().unwrap_or(0)
     }
@@ -229,99 +245,6 @@ impl PaceHost for Shared {
 
     fn release_attention(&self) {
         self.idle.attention().release();
-    }
-}
-
-/// The monitor's reading of the limit: again at most once per
-/// `LIMIT_REREAD`, the throttling counters at each tick.
-pub(crate) struct LimitWatch {
-    source: LimitSource,
-    limit: Option<Quota>,
-    next_read: Instant,
-    /// The counters at build, and at the last tick.
-    base: (u64, u64),
-    last: (u64, u64),
-    /// When the last throttled period was seen, or the last second without
-    /// one was credited (the target's recovery).
-    quiet_since: Instant,
-    warned: bool,
-}
-
-impl LimitWatch {
-    /// The watch of `source`, whose limit read at build was `limit`.
-    pub(crate) fn new(source: LimitSource, limit: Option<Quota>, warned: bool) -> Self {
-        let counters = source.read_throttling();
-        let now = Instant::now();
-        LimitWatch {
-            source,
-            limit,
-            next_read: now + LIMIT_REREAD,
-            base: counters,
-            last: counters,
-            quiet_since: now,
-            warned,
-        }
-    }
-
-    /// The monitor's tick: the throttling counters, and the limit once
-    /// `LIMIT_REREAD` has passed since the last reading.
-    pub(crate) fn tick(&mut self, shared: &Shared, now: Instant) {
-        if matches!(self.source, LimitSource::None) {
-            return;
-        }
-        let state = &shared.cpu;
-        let counters = self.source.read_throttling();
-        let throttled = counters.0.saturating_sub(self.last.0);
-        self.last = counters;
-        state
-            .throttled_periods
-            .store(counters.0.saturating_sub(self.base.0), Ordering::Relaxed);
-        state
-            .throttled_nanos
-            .store(counters.1.saturating_sub(self.base.1), Ordering::Relaxed);
-        let quiet_second = throttled == 0 && now >= self.quiet_since + Duration::from_secs(1);
-        if throttled > 0 || quiet_second {
-            self.quiet_since = now;
-        }
-        state.pacer.note_throttling(throttled, quiet_second);
-        if now >= self.next_read {
-            self.next_read = now + LIMIT_REREAD;
-            let limit = self.source.read_limit(&mut self.warned);
-            if limit != self.limit {
-                self.apply(shared, limit);
-            }
-        }
-    }
-
-    /// A new limit is in force: the pacer, the running workers and
-    /// elastic admission's capacity follow it.
-    fn apply(&mut self, shared: &Shared, limit: Option<Quota>) {
-        let previous = std::mem::replace(&mut self.limit, limit);
-        let state = &shared.cpu;
-        state
-            .pacer
-            .set_limit(limit.map(|q| q.cpus), period_of(limit), shared);
-        let workers = shared.num_workers();
-        let running = workers_for(limit.map(|q| q.cpus), workers);
-        let before = state.running_workers.swap(running, Ordering::Relaxed);
-        for index in before..running {
-            // A worker parked by the limit runs again.
-            shared.idle.unpark(index);
-        }
-        tracing::info!(
-            target: "brigade::cpu_limit",
-            limit = ?limit.map(|q| q.cpus),
-            previous = ?previous.map(|q| q.cpus),
-            running_workers = running,
-            "CPU limit changed"
-        );
-    }
-
-    /// The limit in force, in CPUs, as elastic admission's capacity: the
-    /// limit, at most the workers.
-    pub(crate) fn capacity(&self, workers: usize) -> f64 {
-        self.limit
-            .map_or(workers as f64, |quota| quota.cpus.min(workers as f64))
     }
 }
 
