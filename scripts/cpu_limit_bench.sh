@@ -21,6 +21,7 @@
 #
 # usage: scripts/cpu_limit_bench.sh [--limits "0.5 1.0 1.5"]
 #                                   [--workloads "64x100 8x10"] [--rounds R]
+#                                   [--runtimes "alone brigade tokio go"]
 #                                   [--secs S] [--out DIR]
 # Defaults: limits 0.5 1.0 1.5, workloads 64 × 100 µs and 8 × 10 µs units,
 # 5 rounds, 3 s a run. Needs root, a cgroup v1 `cpu` controller and Go
@@ -29,14 +30,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 limits="0.5 1.0 1.5" workloads="64x100 8x10" rounds=5 secs=3 out=target/cpu-limit-bench
+runtimes="alone brigade tokio go"
 while [ $# -gt 0 ]; do
     case "$1" in
         --limits) limits=$2; shift 2 ;;
         --workloads) workloads=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
+        --runtimes) runtimes=$2; shift 2 ;;
         --secs) secs=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -116,7 +119,7 @@ for round in $(seq "$rounds"); do
     for limit in $limits; do
         for workload in $workloads; do
             bg=${workload%x*} unit=${workload#*x}
-            for runtime in alone brigade tokio go; do
+            for runtime in $runtimes; do
                 case $runtime in
                     alone) stats=$(mixed "$limit" "$bg" "$unit" idle/brigade) ;;
                     brigade) stats=$(mixed "$limit" "$bg" "$unit" brigade/yield_if_busy) ;;

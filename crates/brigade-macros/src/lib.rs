@@ -1,6 +1,6 @@
 //! The `#[brigade::main]` and `#[brigade::test]` attributes.
 //!
-//! This crate is an implementation detail of [brigade]: use the attributes
+//! This crate is an implementation detail of brigade: use the attributes
 //! through their re-exports, `brigade::main` and `brigade::test` (brigade's
 //! `macros` feature, on by default), whose documentation has runnable
 //! examples. The expanded code names `::brigade`, so the crate that uses
@@ -69,8 +69,6 @@
 //! `crate` that is not a string holding a path), `worker_threads` with
 //! `flavor = "current_thread"`, and (for `#[brigade::test]`) a function that
 //! already has a `#[test]` attribute.
-//!
-//! [brigade]: https://github.com/brigade-rs/brigade
 #![warn(missing_docs)]
 
 mod args;

@@ -21,9 +21,10 @@
 //!
 //! ## What adapts
 //! - The reserve: a window that ended paced tells how much CPU the
-//!   requests took while the background waited; the next reserve is a
-//!   quarter more than that ([`next_reserve`]), between 2% and half of a
-//!   window's quota.
+//!   requests took while the background waited; the next reserve is that
+//!   much ([`next_reserve`]), between 2% and half of a window's quota (no
+//!   margin on top: the target's headroom below the quota is the margin,
+//!   and a margin in both left a tenth of a 0.5-CPU quota unused).
 //! - The target: the monitor reads the cgroup's `nr_throttled` at each of
 //!   its ticks; a period throttled anyway (another process in the cgroup,
 //!   threads the process clock does not see) lowers the target by
@@ -304,14 +305,14 @@ fn window_quota(limit_micro: u64, window_nanos: u64) -> u64 {
 
 /// The reserve for the next window, from the CPU `used` in the `paced_for`
 /// nanoseconds the last window was paced (the requests' share of a window
-/// then, a quarter more), between 2% and half of a window's `quota`.
+/// then), between 2% and half of a window's `quota`.
 pub(crate) fn next_reserve(used: u64, paced_for: u64, quota: u64) -> u64 {
     let floor = quota / 50;
     let ceiling = quota / 2;
     if paced_for == 0 {
         return floor;
     }
-    (used + used / 4).clamp(floor, ceiling)
+    used.clamp(floor, ceiling)
 }
 
 #[cfg(test)]
@@ -389,7 +390,7 @@ mod tests {
     #[test]
     fn the_reserve_follows_what_requests_used_while_paced() {
         assert_eq!(next_reserve(0, 0, 100), 2);
-        assert_eq!(next_reserve(20, 5, 100), 25);
+        assert_eq!(next_reserve(20, 5, 100), 20);
         assert_eq!(next_reserve(1_000, 5, 100), 50);
         assert_eq!(next_reserve(0, 5, 100), 2);
     }
