@@ -232,7 +232,9 @@ impl Child {
             let out = stdout.poll(cx, ChildStdout::poll_read_to_end)?;
             let err = stderr.poll(cx, ChildStderr::poll_read_to_end)?;
             match status {
-                Some(status) if out.is_ready() && err.is_ready() => Poll::Ready(Ok::<_, io::Error>(status)),
+                Some(status) if out.is_ready() && err.is_ready() => {
+                    Poll::Ready(Ok::<_, io::Error>(status))
+                }
                 _ => Poll::Pending,
             }
         })
