@@ -31,7 +31,7 @@
 //! most one unit of background work, and the background still gets every
 //! spare cycle. The rest of the API follows tokio's: [`macro@main`],
 //! [`macro@test`], [`Runtime`], [`Builder`], [`spawn`], [`net`], [`time`],
-//! [`signal`], [`task`].
+//! [`signal`], [`task`], [`process`].
 //!
 //! # Where to go next
 //! - **HTTP and gRPC servers**: hyper 1.x, axum and tonic run on brigade's
@@ -168,6 +168,8 @@ mod metrics;
 #[cfg(not(loom))]
 pub mod net;
 mod policy;
+#[cfg(all(unix, not(loom)))]
+pub mod process;
 pub mod runtime;
 #[cfg(not(loom))]
 pub mod signal;

@@ -38,11 +38,20 @@ pub(crate) fn no_runtime_error(what: &str) -> io::Error {
 impl<S: mio::event::Source> PollEvented<S> {
     /// Registers `source` with the current runtime. `what` names the calling
     /// API for the error raised outside a runtime.
-    pub(crate) fn new(mut source: S, what: &str) -> io::Result<Self> {
+    pub(crate) fn new(source: S, what: &str) -> io::Result<Self> {
+        Self::new_with_interest(source, Interest::READABLE | Interest::WRITABLE, what)
+    }
+
+    /// Like [`new`](Self::new), for a source that is only ever read or
+    /// only ever written (a pipe's end: kqueue has no write filter for a
+    /// read end).
+    pub(crate) fn new_with_interest(
+        mut source: S,
+        interest: Interest,
+        what: &str,
+    ) -> io::Result<Self> {
         let driver = context::current_driver().ok_or_else(|| no_runtime_error(what))?;
-        let (token, io) = driver
-            .reactor
-            .register(&mut source, Interest::READABLE | Interest::WRITABLE)?;
+        let (token, io) = driver.reactor.register(&mut source, interest)?;
         Ok(PollEvented {
             source: Some(source),
             token,
