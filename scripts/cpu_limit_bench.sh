@@ -14,7 +14,8 @@
 #
 # and prints one row per run: limit, workload, round, runtime, p50 ms,
 # p99 ms, background CPUs, throttled periods/s (the cgroup's
-# nr_throttled over the client's run, per second of it). Then the medians per (limit,
+# nr_throttled over the client's run, per second of it), and the server
+# process's CPUs over the client's run (all its threads). Then the medians per (limit,
 # workload, runtime). Every server is a process of its own, wholly inside
 # the cgroup, and every runtime's client is the same one (`mixed_load --client`:
 # 1 request/ms), outside it.
@@ -22,15 +23,18 @@
 # usage: scripts/cpu_limit_bench.sh [--limits "0.5 1.0 1.5"]
 #                                   [--workloads "64x100 8x10"] [--rounds R]
 #                                   [--runtimes "alone brigade tokio go"]
-#                                   [--secs S] [--out DIR]
+#                                   [--secs S] [--out DIR] [--client-rt]
 # Defaults: limits 0.5 1.0 1.5, workloads 64 × 100 µs and 8 × 10 µs units,
-# 5 rounds, 3 s a run. Needs root, a cgroup v1 `cpu` controller and Go
+# 5 rounds, 3 s a run. --client-rt runs the client under SCHED_FIFO
+# (`chrt -f 10`), so that where the server needs every CPU (1.5 on a
+# 2-core host) the client is not queued behind the server's threads: it
+# stands for a client on another host. Needs root, a cgroup v1 `cpu` controller and Go
 # (>= 1.25). Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 limits="0.5 1.0 1.5" workloads="64x100 8x10" rounds=5 secs=3 out=target/cpu-limit-bench
-runtimes="alone brigade tokio go"
+runtimes="alone brigade tokio go" client_rt=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --limits) limits=$2; shift 2 ;;
@@ -39,7 +43,8 @@ while [ $# -gt 0 ]; do
         --runtimes) runtimes=$2; shift 2 ;;
         --secs) secs=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        --client-rt) client_rt="chrt -f 10"; shift ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -84,13 +89,15 @@ serve_run() { # LIMIT COMMAND...
     sleep 0.5
     local before after started ended
     before=$(awk '$1 == "nr_throttled" {print $2}' "$dir/cpu.stat")
+    cpu_before=$(process_ticks "$server")
     started=$(date +%s.%N)
     # A slow server's requests go out late, so the client may run past
     # --secs; the server runs on until it is stopped, printing its
     # background's CPUs every second.
-    $client_cpus "$bin/mixed_load" --client "$(cat "$addr_file")" --secs "$secs" >"$out/client.txt" ||
+    $client_rt $client_cpus "$bin/mixed_load" --client "$(cat "$addr_file")" --secs "$secs" >"$out/client.txt" ||
         echo "p50_ms nan\np99_ms nan" >"$out/client.txt"
     after=$(awk '$1 == "nr_throttled" {print $2}' "$dir/cpu.stat")
+    cpu_after=$(process_ticks "$server")
     ended=$(date +%s.%N)
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
@@ -103,7 +110,13 @@ serve_run() { # LIMIT COMMAND...
     # Throttled periods per second of the client's whole run (which a slow
     # server stretches past --secs).
     echo "$p50 $p99 ${cpus:-0} $(awk -v a="$after" -v b="$before" -v s="$started" -v e="$ended" \
-        'BEGIN {printf "%.2f", (a - b) / (e - s)}')"
+        'BEGIN {printf "%.2f", (a - b) / (e - s)}') $(awk -v a="$cpu_after" -v b="$cpu_before" \
+        -v s="$started" -v e="$ended" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.3f", (a - b) / hz / (e - s)}')"
+}
+
+# A process's CPU time so far (user + system), in clock ticks.
+process_ticks() { # PID
+    awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"
 }
 
 mixed() { # LIMIT BG UNIT VARIANT
@@ -134,7 +147,7 @@ for round in $(seq "$rounds"); do
 done
 
 echo
-echo "medians: limit, workload, runtime, p50 ms, p99 ms, background CPUs, throttled/s"
+echo "medians: limit, workload, runtime, p50 ms, p99 ms, background CPUs, throttled/s, process CPUs"
 python3 - "$results" <<'EOF'
 import statistics, sys
 from collections import defaultdict
