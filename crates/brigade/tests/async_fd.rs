@@ -112,14 +112,14 @@ async fn writable_guard_and_clear_ready_matching() {
         let mut fd = AsyncFd::new(eventfd()).unwrap();
         let mut guard = fd.writable_mut().await.unwrap();
         assert!(guard.ready().is_writable());
-        guard
-            .try_io(|fd| add(fd.get_ref(), 5))
-            .unwrap()
-            .unwrap();
+        guard.try_io(|fd| add(fd.get_ref(), 5)).unwrap().unwrap();
         guard.retain_ready();
         // The write's read readiness reaches the reactor: wait for it.
         fd.readable().await.unwrap().retain_ready();
-        let mut guard = fd.ready(Interest::READABLE | Interest::WRITABLE).await.unwrap();
+        let mut guard = fd
+            .ready(Interest::READABLE | Interest::WRITABLE)
+            .await
+            .unwrap();
         let ready = guard.ready();
         assert!(ready.is_readable() && ready.is_writable(), "{ready:?}");
         assert_eq!(take(guard.get_inner()).unwrap(), 5);
@@ -135,7 +135,9 @@ async fn writable_guard_and_clear_ready_matching() {
             .await
             .unwrap();
         assert_eq!(count, 1);
-        let guard = std::future::poll_fn(|cx| fd.poll_read_ready(cx)).await.unwrap();
+        let guard = std::future::poll_fn(|cx| fd.poll_read_ready(cx))
+            .await
+            .unwrap();
         assert_eq!(take(guard.get_inner()).unwrap(), 1);
         drop(guard);
         add(fd.get_ref(), 2).unwrap();

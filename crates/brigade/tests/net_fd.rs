@@ -109,13 +109,16 @@ async fn multicast_round_trip_on_the_loopback() {
             return;
         }
         let mut buf = [0u8; 32];
-        let (n, from) = brigade::time::timeout(Duration::from_secs(10), receiver.recv_from(&mut buf))
-            .await
-            .expect("the multicast datagram never came")
-            .unwrap();
+        let (n, from) =
+            brigade::time::timeout(Duration::from_secs(10), receiver.recv_from(&mut buf))
+                .await
+                .expect("the multicast datagram never came")
+                .unwrap();
         assert_eq!(&buf[..n], b"hello group");
         assert_eq!(from, sender.local_addr().unwrap());
-        receiver.leave_multicast_v4(group, Ipv4Addr::LOCALHOST).unwrap();
+        receiver
+            .leave_multicast_v4(group, Ipv4Addr::LOCALHOST)
+            .unwrap();
     })
     .await;
 }
@@ -134,7 +137,10 @@ async fn peek_leaves_the_datagram_and_poll_methods_work() {
         let mut storage = [0u8; 16];
         let mut read = ReadBuf::new(&mut storage);
         let from = poll_fn(|cx| b.poll_peek_from(cx, &mut read)).await.unwrap();
-        assert_eq!((read.filled(), from), (&b"first"[..], a.local_addr().unwrap()));
+        assert_eq!(
+            (read.filled(), from),
+            (&b"first"[..], a.local_addr().unwrap())
+        );
         let mut read = ReadBuf::new(&mut storage);
         poll_fn(|cx| b.poll_recv(cx, &mut read)).await.unwrap();
         assert_eq!(read.filled(), b"first");
@@ -142,10 +148,15 @@ async fn peek_leaves_the_datagram_and_poll_methods_work() {
         let empty = b.try_recv(&mut buf).unwrap_err();
         assert_eq!(empty.kind(), std::io::ErrorKind::WouldBlock);
         let target = b.local_addr().unwrap();
-        poll_fn(|cx| a.poll_send_to(cx, b"second", target)).await.unwrap();
+        poll_fn(|cx| a.poll_send_to(cx, b"second", target))
+            .await
+            .unwrap();
         let mut read = ReadBuf::new(&mut storage);
         let from = poll_fn(|cx| b.poll_recv_from(cx, &mut read)).await.unwrap();
-        assert_eq!((read.filled(), from), (&b"second"[..], a.local_addr().unwrap()));
+        assert_eq!(
+            (read.filled(), from),
+            (&b"second"[..], a.local_addr().unwrap())
+        );
         let std_socket = a.into_std().unwrap();
         std_socket.send(b"third").unwrap();
         assert_eq!(b.recv(&mut buf).await.unwrap(), 5);

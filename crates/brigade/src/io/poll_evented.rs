@@ -45,11 +45,7 @@ impl<S: mio::event::Source> PollEvented<S> {
     /// Like [`new`](Self::new), for a source that is only ever read or
     /// only ever written (a pipe's end: kqueue has no write filter for a
     /// read end).
-    pub(crate) fn new_with_interest(
-        source: S,
-        interest: Interest,
-        what: &str,
-    ) -> io::Result<Self> {
+    pub(crate) fn new_with_interest(source: S, interest: Interest, what: &str) -> io::Result<Self> {
         let driver = context::current_driver().ok_or_else(|| no_runtime_error(what))?;
         Self::register_in(driver, source, interest)
     }

@@ -82,7 +82,9 @@ macro_rules! datagram_io {
                 buf: &mut tokio::io::ReadBuf<'_>,
             ) -> std::task::Poll<std::io::Result<$addr>> {
                 let unfilled = buf.initialize_unfilled();
-                let received = self.io.poll_read_io(cx, |socket| socket.recv_from(unfilled));
+                let received = self
+                    .io
+                    .poll_read_io(cx, |socket| socket.recv_from(unfilled));
                 received.map_ok(|(n, from)| {
                     buf.advance(n);
                     from

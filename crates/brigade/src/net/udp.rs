@@ -154,7 +154,8 @@ impl UdpSocket {
 
     /// Like [`peek`](Self::peek) without waiting, or returns `WouldBlock`.
     pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_io(Interest::READABLE, |socket| socket.peek(buf))
+        self.io
+            .try_io(Interest::READABLE, |socket| socket.peek(buf))
     }
 
     /// Polls to send `buf` to `target`: the number of bytes sent, or

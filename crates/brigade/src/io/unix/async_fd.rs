@@ -193,7 +193,7 @@ impl<T: AsRawFd> AsyncFd<T> {
             registration,
             inner,
         } = self;
-        drop(registration.into_inner());
+        let FdSource(_) = registration.into_inner();
         inner
     }
 
