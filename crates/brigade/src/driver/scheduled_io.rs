@@ -64,6 +64,15 @@ impl ReadyEvent {
     pub(crate) fn bits(self) -> usize {
         self.ready
     }
+
+    /// The same event, seeing only the bits of `bits` (an `AsyncFd`
+    /// guard's clear of one readiness keeps the others).
+    pub(crate) fn only(self, bits: usize) -> ReadyEvent {
+        ReadyEvent {
+            tick: self.tick,
+            ready: self.ready & bits,
+        }
+    }
 }
 
 /// The readiness mask of waiting in any of `directions`.

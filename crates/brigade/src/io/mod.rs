@@ -3,7 +3,8 @@
 //! `ready`, `try_io` and `async_io` methods; and the process's standard
 //! streams, [`stdin`], [`stdout`] and [`stderr`], in place of tokio's
 //! (which need tokio's runtime: inside brigade they panic with "there is no
-//! reactor running").
+//! reactor running"); and on Unix, [`unix::AsyncFd`], tokio's
+//! `tokio::io::unix::AsyncFd`, for waiting on any pollable descriptor.
 //!
 //! Reading and writing use tokio's or `futures_io`'s traits, which the
 //! sockets implement: tokio's `AsyncReadExt`/`AsyncWriteExt` (add tokio,
@@ -18,6 +19,8 @@
 pub(crate) mod poll_evented;
 mod ready;
 mod stdio;
+#[cfg(unix)]
+pub mod unix;
 
 pub use ready::{Interest, Ready};
 pub use stdio::{Stderr, Stdin, Stdout, stderr, stdin, stdout};

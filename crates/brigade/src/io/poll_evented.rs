@@ -45,12 +45,23 @@ impl<S: mio::event::Source> PollEvented<S> {
     /// Like [`new`](Self::new), for a source that is only ever read or
     /// only ever written (a pipe's end: kqueue has no write filter for a
     /// read end).
-    pub(crate) fn new_with_interest(
-        mut source: S,
-        interest: Interest,
-        what: &str,
-    ) -> io::Result<Self> {
+    pub(crate) fn new_with_interest(source: S, interest: Interest, what: &str) -> io::Result<Self> {
         let driver = context::current_driver().ok_or_else(|| no_runtime_error(what))?;
+        Self::register_in(driver, source, interest)
+    }
+
+    /// Like [`new_with_interest`](Self::new_with_interest), but outside a
+    /// runtime it panics with the same message, as tokio's `AsyncFd::new`
+    /// does (tokio's sockets panic there too; brigade's return the error).
+    #[track_caller]
+    pub(crate) fn new_or_panic(source: S, interest: Interest, what: &str) -> io::Result<Self> {
+        let Some(driver) = context::current_driver() else {
+            panic!("{}", no_runtime_error(what));
+        };
+        Self::register_in(driver, source, interest)
+    }
+
+    fn register_in(driver: Arc<Driver>, mut source: S, interest: Interest) -> io::Result<Self> {
         let (token, io) = driver.reactor.register(&mut source, interest)?;
         Ok(PollEvented {
             source: Some(source),
@@ -188,6 +199,12 @@ impl<S: mio::event::Source> PollEvented<S> {
             }
         })
         .await
+    }
+
+    /// Clears what `event` saw (after an operation reported `WouldBlock`),
+    /// unless a newer event arrived since (`ScheduledIo::clear_readiness`).
+    pub(crate) fn clear_readiness(&self, event: ReadyEvent) {
+        self.io.clear_readiness(event);
     }
 
     /// Deregisters and returns the source.

@@ -62,6 +62,15 @@ impl Interest {
         (left != 0).then_some(Interest(left))
     }
 
+    /// The same interest as `mio`'s, for registering a source.
+    pub(crate) fn to_mio(self) -> mio::Interest {
+        match (self.is_readable(), self.is_writable()) {
+            (true, true) => mio::Interest::READABLE | mio::Interest::WRITABLE,
+            (false, true) => mio::Interest::WRITABLE,
+            _ => mio::Interest::READABLE,
+        }
+    }
+
     /// The directions the reactor waits in for this interest.
     pub(crate) fn directions(self) -> &'static [Direction] {
         match (self.is_readable(), self.is_writable()) {
@@ -113,6 +122,15 @@ const R_READ_CLOSED: u8 = 4;
 const R_WRITE_CLOSED: u8 = 8;
 const R_ERROR: u8 = 16;
 
+/// Each driver bit (`driver/scheduled_io.rs`) and its `Ready` bit.
+const DRIVER_BITS: [(usize, u8); 5] = [
+    (READABLE, R_READABLE),
+    (WRITABLE, R_WRITABLE),
+    (READ_CLOSED, R_READ_CLOSED),
+    (WRITE_CLOSED, R_WRITE_CLOSED),
+    (ERROR, R_ERROR),
+];
+
 impl Ready {
     /// Nothing is ready.
     pub const EMPTY: Ready = Ready(0);
@@ -162,18 +180,19 @@ impl Ready {
 
     /// Converts the driver's readiness bits.
     pub(crate) fn from_driver_bits(bits: usize) -> Ready {
-        const MAP: [(usize, u8); 5] = [
-            (READABLE, R_READABLE),
-            (WRITABLE, R_WRITABLE),
-            (READ_CLOSED, R_READ_CLOSED),
-            (WRITE_CLOSED, R_WRITE_CLOSED),
-            (ERROR, R_ERROR),
-        ];
-        let ready = MAP
+        let ready = DRIVER_BITS
             .iter()
             .filter(|(driver, _)| bits & driver != 0)
             .fold(0, |ready, (_, bit)| ready | bit);
         Ready(ready)
+    }
+
+    /// The driver's readiness bits for this readiness.
+    pub(crate) fn to_driver_bits(self) -> usize {
+        DRIVER_BITS
+            .iter()
+            .filter(|(_, bit)| self.0 & bit != 0)
+            .fold(0, |bits, (driver, _)| bits | driver)
     }
 }
 
@@ -230,6 +249,9 @@ mod tests {
         assert!(!ready.is_read_closed() && !ready.is_error());
         assert!(Ready::from_driver_bits(0).is_empty());
         assert_eq!(Ready::from_driver_bits(ERROR), Ready::ERROR);
+        let both = Ready::READABLE | Ready::WRITE_CLOSED;
+        assert_eq!(Ready::from_driver_bits(both.to_driver_bits()), both);
+        assert_eq!(Ready::ALL.to_driver_bits().count_ones(), 5);
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! What `UdpSocket` and `UnixDatagram` share: the receive and connected-send
-//! methods, which differ only in the type of the sender's address, and the
-//! readiness methods.
+//! methods and their `poll_` forms, which differ only in the type of the
+//! sender's address, and the readiness methods.
+//!
+//! The `poll_` forms spend the task's cooperative budget as the async
+//! methods do (through `PollEvented`'s `poll_read_io`/`poll_write_io`),
+//! and fill tokio's `ReadBuf`, so they need the `tokio-io` feature.
 
 /// Gives a datagram type (a struct with an `io: PollEvented<S>` field, where
 /// `S` has mio's `recv_from`/`send`/`recv`) its async `recv_from`, `send`
-/// and `recv`, their `try_` forms, and its readiness methods; `$addr` is
-/// the address type `recv_from` returns.
+/// and `recv`, their `try_` and `poll_` forms, and its readiness methods;
+/// `$addr` is the address type `recv_from` returns.
 macro_rules! datagram_io {
     ($ty:ident, $addr:ty) => {
         $crate::net::readiness::readiness!($ty, poll_recv_ready, poll_send_ready);
@@ -51,6 +55,51 @@ macro_rules! datagram_io {
             /// Receives one datagram from the connected peer.
             pub async fn recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
                 std::future::poll_fn(|cx| self.io.poll_read_io(cx, |socket| socket.recv(buf))).await
+            }
+
+            /// Polls to receive one datagram from the connected peer into
+            /// the unfilled part of `buf` (a longer datagram is cut to
+            /// fit): `Pending` registers the task's waker.
+            #[cfg(feature = "tokio-io")]
+            #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
+            pub fn poll_recv(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                let unfilled = buf.initialize_unfilled();
+                let received = self.io.poll_read_io(cx, |socket| socket.recv(unfilled));
+                received.map_ok(|n| buf.advance(n))
+            }
+
+            /// Polls to receive one datagram into the unfilled part of
+            /// `buf`; returns its sender. See [`poll_recv`](Self::poll_recv).
+            #[cfg(feature = "tokio-io")]
+            #[cfg_attr(docsrs, doc(cfg(feature = "tokio-io")))]
+            pub fn poll_recv_from(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> std::task::Poll<std::io::Result<$addr>> {
+                let unfilled = buf.initialize_unfilled();
+                let received = self
+                    .io
+                    .poll_read_io(cx, |socket| socket.recv_from(unfilled));
+                received.map_ok(|(n, from)| {
+                    buf.advance(n);
+                    from
+                })
+            }
+
+            /// Polls to send `buf` to the connected peer: the number of
+            /// bytes sent, or `Pending` (the task's waker registered)
+            /// while the socket's send buffer is full.
+            pub fn poll_send(
+                &self,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.io.poll_write_io(cx, |socket| socket.send(buf))
             }
         }
     };

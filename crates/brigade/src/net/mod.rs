@@ -84,6 +84,8 @@ pub mod tcp;
 mod tcp_listener;
 mod tcp_socket;
 mod tcp_stream;
+#[cfg(unix)]
+mod ucred;
 mod udp;
 #[cfg(unix)]
 pub mod unix;

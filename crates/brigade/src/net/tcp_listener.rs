@@ -118,9 +118,15 @@ impl TcpListener {
         self.io.get_ref().local_addr()
     }
 
-    /// Sets `IP_TTL`.
+    /// Sets `IP_TTL`, the time to live of packets sent from the
+    /// connections it accepts.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
         self.io.get_ref().set_ttl(ttl)
+    }
+
+    /// Reads `IP_TTL`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.get_ref().ttl()
     }
 }
 
@@ -129,3 +135,6 @@ impl fmt::Debug for TcpListener {
         self.io.get_ref().fmt(f)
     }
 }
+
+#[cfg(unix)]
+super::fd_impls!(TcpListener);

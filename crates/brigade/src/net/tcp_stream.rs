@@ -4,6 +4,7 @@ use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
+use std::time::Duration;
 
 use super::addr::{ToSocketAddrs, first_ok, resolve};
 use super::byte_stream::{Connecting, byte_stream, wait_connected};
@@ -103,6 +104,65 @@ impl TcpStream {
         self.io.get_ref().nodelay()
     }
 
+    /// Sets `SO_LINGER`: with `Some(duration)`, closing the socket (or
+    /// shutting it down) with unsent data waits up to `duration` for the
+    /// peer to take it, and `Some(Duration::ZERO)` resets the connection
+    /// at close; `None` (the default) closes at once and sends the data
+    /// in the background. A close that lingers blocks the thread that
+    /// drops the stream, a worker included.
+    pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
+        socket2::SockRef::from(self.io.get_ref()).set_linger(linger)
+    }
+
+    /// Reads `SO_LINGER`; see [`set_linger`](Self::set_linger).
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        socket2::SockRef::from(self.io.get_ref()).linger()
+    }
+
+    /// Sets `IP_TTL`, the time to live of the packets this socket sends.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.io.get_ref().set_ttl(ttl)
+    }
+
+    /// Reads `IP_TTL`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.get_ref().ttl()
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+
+    /// Deregisters the stream and returns it as a standard-library one
+    /// (still in non-blocking mode: set it blocking to use it so).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::{Read, Write};
+    ///
+    /// let rt = brigade::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let listener = brigade::net::TcpListener::bind("127.0.0.1:0").await?;
+    ///     let client = brigade::net::TcpStream::connect(listener.local_addr()?).await?;
+    ///     let (server, _) = listener.accept().await?;
+    ///     let mut client = client.into_std()?;
+    ///     client.set_nonblocking(false)?;
+    ///     client.write_all(b"hi")?;
+    ///     let mut server = server.into_std()?;
+    ///     server.set_nonblocking(false)?;
+    ///     let mut buf = [0u8; 2];
+    ///     server.read_exact(&mut buf)?;
+    ///     assert_eq!(&buf, b"hi");
+    ///     std::io::Result::Ok(())
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn into_std(self) -> io::Result<std::net::TcpStream> {
+        Ok(self.io.into_inner().into())
+    }
+
     /// Shuts down the read half, the write half, or both, at once (the
     /// socket's `shutdown(2)`).
     ///
@@ -179,3 +239,6 @@ impl fmt::Debug for TcpStream {
         self.io.get_ref().fmt(f)
     }
 }
+
+#[cfg(unix)]
+super::fd_impls!(TcpStream);

@@ -1,7 +1,8 @@
 //! The halves of a split [`UnixStream`], as in `tokio::net::unix`:
 //! borrowed ([`ReadHalf`], [`WriteHalf`], from [`UnixStream::split`]) and
 //! owned ([`OwnedReadHalf`], [`OwnedWriteHalf`], from
-//! [`UnixStream::into_split`]).
+//! [`UnixStream::into_split`]); and [`UCred`], a peer's credentials
+//! ([`UnixStream::peer_cred`]).
 //!
 //! # Examples
 //!
@@ -31,5 +32,7 @@
 //! ```
 
 use super::UnixStream;
+
+pub use super::ucred::{UCred, gid_t, pid_t, uid_t};
 
 super::split::split_halves!(UnixStream, std::os::unix::net::SocketAddr);

@@ -77,6 +77,17 @@ impl UnixDatagram {
         Self::from_mio(socket, "brigade::net::UnixDatagram::from_std")
     }
 
+    /// Deregisters the socket and returns it as a standard-library one
+    /// (still in non-blocking mode).
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
+        Ok(self.io.into_inner().into())
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+
     /// Sets the default destination for [`send`](Self::send) and the only
     /// source [`recv`](Self::recv) accepts. Not `async`: connecting a
     /// datagram socket does not block.
@@ -92,6 +103,19 @@ impl UnixDatagram {
                 .poll_write_io(cx, |socket| socket.send_to(buf, target))
         })
         .await
+    }
+
+    /// Polls to send `buf` to the socket at `target`; see
+    /// [`poll_send`](Self::poll_send).
+    pub fn poll_send_to(
+        &self,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+        target: impl AsRef<Path>,
+    ) -> std::task::Poll<io::Result<usize>> {
+        let target = target.as_ref();
+        self.io
+            .poll_write_io(cx, |socket| socket.send_to(buf, target))
     }
 
     /// Sends `buf` to the socket at `target` without waiting, or returns

@@ -98,6 +98,11 @@ impl UnixListener {
         Ok(self.io.into_inner().into())
     }
 
+    /// Takes the socket's pending error (`SO_ERROR`), if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+
     /// The local address the listener is bound to.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr()

@@ -99,6 +99,37 @@ impl UnixStream {
         })
     }
 
+    /// Deregisters the stream and returns it as a standard-library one
+    /// (still in non-blocking mode: set it blocking to use it so).
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
+        Ok(self.io.into_inner().into())
+    }
+
+    /// The credentials of the process at the other end: its uid, gid and
+    /// (where the platform says) pid, as they were when it connected (or
+    /// made the [`pair`](Self::pair)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let (a, _b) = brigade::net::UnixStream::pair()?;
+    ///     let cred = a.peer_cred()?;
+    ///     assert_eq!(cred.pid(), Some(std::process::id() as i32));
+    ///     std::io::Result::Ok(())
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn peer_cred(&self) -> io::Result<super::unix::UCred> {
+        super::ucred::peer_cred(self.io.get_ref())
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+
     /// The local address of this end (usually unnamed for a client).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr()
