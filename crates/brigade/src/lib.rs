@@ -85,7 +85,7 @@
 //! arriving at any time find CPU left, and the kernel does not throttle
 //! the process (at a quota of 0.5 CPU, measured: no throttled period, and
 //! the requests' p99 as without background, where tokio's and Go's were
-//! throttled every period and took 37–63 ms; `docs/results.md`, "Inside a
+//! throttled every period and took 22–63 ms; `docs/results.md`, "Inside a
 //! CPU limit"). Outside a limit nothing changes.
 //!
 //! **Metrics.** [`Runtime::metrics`] returns [`RuntimeMetrics`]: how often
