@@ -620,7 +620,7 @@ impl Core {
             // One clock read serves the cap and the busy time's end; the
             // park's own end costs one more, off the poll path.
             let now = shared.clock_nanos();
-            self.parks.parking(&shared.metrics.worker(self.index), now);
+            self.parks.parking(shared.metrics.worker(self.index), now);
             let cap = earliest(self.owner_grace_left(), shared.cpu.pacer.sleep_cap(now));
             match self.park_in_driver(parker, cap) {
                 PollPark::Parked => {}
@@ -631,7 +631,7 @@ impl Core {
                 }
             }
             self.parks
-                .unparked(&shared.metrics.worker(self.index), shared.clock_nanos());
+                .unparked(shared.metrics.worker(self.index), shared.clock_nanos());
         };
         let has_local_work = || !self.local_is_empty();
         self.wakes.mode.set(WakeMode::Silent);
