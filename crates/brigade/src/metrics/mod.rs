@@ -9,6 +9,8 @@ mod debug;
 mod histogram;
 pub(crate) mod long_poll;
 mod per_worker;
+#[cfg(feature = "metrics")]
+mod publish;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat_metrics;
 mod worker_counters;
