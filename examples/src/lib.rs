@@ -21,6 +21,8 @@ pub mod kv_load;
 pub mod memory;
 pub mod mixed_load;
 pub mod neighbours;
+#[cfg(feature = "prometheus")]
+pub mod prometheus;
 pub mod scaling;
 pub mod service;
 pub mod soak;

@@ -146,6 +146,11 @@
 //!   runtime's context, and the tokio threads enter brigade's;
 //!   see `Builder::tokio_compat` for the cost and how to turn it off per
 //!   runtime.
+//! - `metrics`: `RuntimeMetrics::publish` and
+//!   `RuntimeMetrics::publish_every` publish every figure (`brigade_*`,
+//!   per-worker ones labelled `worker`) through the `metrics` facade, so
+//!   any exporter shows them; the `prometheus` example serves them in
+//!   Prometheus text format.
 #![warn(missing_docs)]
 // docs.rs builds with `--cfg docsrs` (see Cargo.toml) and marks each item
 // that needs a feature or a platform; `loom` is brigade's own test build,

@@ -142,6 +142,26 @@ impl LatencySnapshot {
         Duration::from_nanos(self.max)
     }
 
+    /// The mean of the recorded values, from each bucket's middle (so
+    /// within the buckets' width, 1%, of the exact mean). Zero if nothing
+    /// was recorded.
+    pub fn mean(&self) -> Duration {
+        if self.count == 0 {
+            return Duration::ZERO;
+        }
+        let total: u128 = self
+            .buckets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &count)| count > 0)
+            .map(|(index, &count)| {
+                let (low, width) = bucket_range(index);
+                u128::from((low + width / 2).min(self.max)) * u128::from(count)
+            })
+            .sum();
+        Duration::from_nanos((total / u128::from(self.count)) as u64)
+    }
+
     /// What was recorded after `earlier` (a snapshot of the same metric taken
     /// before this one).
     ///
@@ -237,6 +257,17 @@ mod tests {
         }
         assert_eq!(snapshot.max(), Duration::from_millis(10));
         assert_eq!(LatencySnapshot::empty().quantile(0.99), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_mean_is_within_the_bucket_width() {
+        let histogram = Histogram::new();
+        for nanos in [1_000u64, 2_000, 3_000, 10_000] {
+            histogram.record(nanos);
+        }
+        let mean = snapshot(&histogram).mean().as_nanos() as f64;
+        assert!((mean - 4_000.0).abs() <= 4_000.0 * 0.03, "mean {mean}");
+        assert_eq!(LatencySnapshot::empty().mean(), Duration::ZERO);
     }
 
     #[test]

@@ -5,10 +5,15 @@
 //! implements (`runtime/metrics_source.rs`), so nothing here depends on the
 //! scheduler's insides.
 
+mod debug;
 mod histogram;
 pub(crate) mod long_poll;
+mod per_worker;
+#[cfg(feature = "metrics")]
+mod publish;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat_metrics;
+mod worker_counters;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,75 +23,9 @@ use crossbeam_utils::CachePadded;
 
 pub(crate) use histogram::Histogram;
 pub use histogram::LatencySnapshot;
-use long_poll::PollWatch;
 #[cfg(feature = "tokio-compat")]
 pub use tokio_compat_metrics::TokioCompatMetrics;
-
-/// Counters one worker writes. Each has a single writer (its worker thread),
-/// so increments are a `Relaxed` load and store, not a locked RMW; readers
-/// may see a slightly stale value. Statistics only: no protocol reads them,
-/// hence `std` atomics.
-pub(crate) struct WorkerCounters {
-    polls: AtomicU64,
-    /// Tasks spawned on this worker's thread (the rest: `MetricsCells`).
-    spawns: AtomicU64,
-    yields: AtomicU64,
-    /// Polls the cooperative budget made yield (`task/coop.rs`).
-    budget_forced_yields: AtomicU64,
-    steals: AtomicU64,
-    parks: AtomicU64,
-    /// Runnable → poll start, for sampled schedules.
-    pub(crate) scheduling_latency: Histogram,
-    /// Poll durations, for sampled polls.
-    pub(crate) poll_duration: Histogram,
-    /// Time waited in the yield queue.
-    pub(crate) yield_delay: Histogram,
-    /// What this worker is polling, for the long-poll detector.
-    pub(crate) watch: PollWatch,
-}
-
-impl Default for WorkerCounters {
-    fn default() -> Self {
-        WorkerCounters {
-            polls: AtomicU64::new(0),
-            spawns: AtomicU64::new(0),
-            yields: AtomicU64::new(0),
-            budget_forced_yields: AtomicU64::new(0),
-            steals: AtomicU64::new(0),
-            parks: AtomicU64::new(0),
-            scheduling_latency: Histogram::new(),
-            poll_duration: Histogram::new(),
-            yield_delay: Histogram::new(),
-            watch: PollWatch::default(),
-        }
-    }
-}
-
-fn bump(counter: &AtomicU64) {
-    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-}
-
-impl WorkerCounters {
-    pub(crate) fn count_poll(&self) {
-        bump(&self.polls);
-    }
-    /// A task spawned on this worker's thread.
-    pub(crate) fn count_spawn(&self) {
-        bump(&self.spawns);
-    }
-    pub(crate) fn count_yield(&self) {
-        bump(&self.yields);
-    }
-    pub(crate) fn count_budget_forced_yield(&self) {
-        bump(&self.budget_forced_yields);
-    }
-    pub(crate) fn count_steal(&self) {
-        bump(&self.steals);
-    }
-    pub(crate) fn count_park(&self) {
-        bump(&self.parks);
-    }
-}
+pub(crate) use worker_counters::WorkerCounters;
 
 /// All counters of one runtime.
 pub(crate) struct MetricsCells {
@@ -268,6 +207,11 @@ pub(crate) trait MetricsSource: Send + Sync {
     fn yield_queue_rescues(&self) -> u64;
     fn yield_queue_depth(&self) -> usize;
     fn injector_depth(&self) -> usize;
+    /// Tasks in worker `index`'s deque (its run-next slot not counted).
+    fn worker_local_queue_depth(&self, index: usize) -> usize;
+    /// The runtime's clock: nanoseconds since it started, as its workers
+    /// read it (`Shared::clock_nanos`).
+    fn clock_nanos(&self) -> u64;
     fn num_timers(&self) -> usize;
     fn elastic_utilization_limit(&self) -> f64;
     fn elastic_waiting(&self) -> usize;
@@ -310,17 +254,6 @@ pub(crate) trait MetricsSource: Send + Sync {
 #[derive(Clone)]
 pub struct RuntimeMetrics {
     source: Arc<dyn MetricsSource>,
-}
-
-impl std::fmt::Debug for RuntimeMetrics {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeMetrics")
-            .field("num_workers", &self.num_workers())
-            .field("yields", &self.yields())
-            .field("budget_forced_yields", &self.budget_forced_yields())
-            .field("yield_queue_depth", &self.yield_queue_depth())
-            .finish_non_exhaustive()
-    }
 }
 
 impl RuntimeMetrics {

@@ -41,6 +41,14 @@ impl MetricsSource for Shared {
         self.injector.len()
     }
 
+    fn worker_local_queue_depth(&self, index: usize) -> usize {
+        self.stealers[index].len()
+    }
+
+    fn clock_nanos(&self) -> u64 {
+        Shared::clock_nanos(self)
+    }
+
     fn num_timers(&self) -> usize {
         self.driver.num_timers()
     }

@@ -81,6 +81,10 @@ impl Core {
         let waker = Waker::from(signal.clone());
         let mut cx = Context::from_waker(&waker);
         let mut first = true;
+        // The busy time of `worker_total_busy_duration` runs while the
+        // thread is in `block_on`, less its parks.
+        let counters = self.shared.metrics.worker(self.index);
+        counters.busy.start(self.shared.clock_nanos());
         loop {
             if self.shared.is_shutdown() {
                 return None;
@@ -103,6 +107,8 @@ impl Core {
     /// or `Idle::notify_one` would take it for a searcher for good, and
     /// the next `block_on` would never be woken by a remote spawn.
     pub(crate) fn leave_block_on(&self) {
+        let counters = self.shared.metrics.worker(self.index);
+        counters.busy.stop(self.shared.clock_nanos());
         // Yielded tasks go back to the deque, which outlives this core.
         self.requeue_deferred();
         if self.search.searching.replace(false) {

@@ -102,6 +102,8 @@ pub(crate) struct Core {
     epochs: state::Epochs,
     /// What the crowded-host check (C1) saw last.
     unserved: UnservedProbe,
+    /// B11: the park's marks for the worker's metrics.
+    parks: state::Parks,
     /// The poll running now.
     current_poll: state::CurrentPoll,
     /// On a current-thread runtime, the `block_on` future's state.
@@ -151,6 +153,7 @@ impl Core {
             turns: state::Turns::new(),
             epochs: state::Epochs::new(),
             unserved: UnservedProbe::default(),
+            parks: state::Parks::default(),
             current_poll: state::CurrentPoll::new(),
             main: state::Main::default(),
         }
@@ -189,6 +192,7 @@ impl Core {
     /// back of its deque. Returns whether an idle worker should be notified
     /// (not while this one wakes tasks it will run itself).
     pub(crate) fn push_local(&self, runnable: Runnable) -> bool {
+        self.count_local_schedule();
         match self.wakes.mode.get() {
             WakeMode::Notify if self.may_run_next(&runnable) => self.put_run_next(runnable),
             WakeMode::Notify => {
@@ -218,10 +222,12 @@ impl Core {
         match self.wakes.mode.get() {
             WakeMode::Notify if self.main.block_on.is_some() => {
                 // Current-thread: runs again next turn (`worker/block_on.rs`).
+                self.count_local_schedule();
                 self.main.deferred.borrow_mut().push(runnable);
                 false
             }
             WakeMode::Notify => {
+                self.count_local_schedule();
                 self.local.push(runnable);
                 true
             }
@@ -229,15 +235,28 @@ impl Core {
         }
     }
 
+    /// Counts a task pushed into this worker's own deque or run-next slot
+    /// (`worker_local_schedule_count`): a store on its own cache line.
+    #[inline]
+    fn count_local_schedule(&self) {
+        self.shared
+            .metrics
+            .worker(self.index)
+            .count_local_schedule();
+    }
+
     /// The worker loop, until shutdown or, for a spare, until it steps
     /// down. Returns the deque, empty.
     pub(crate) fn run(self) -> LocalQueue<Runnable> {
         let compensation = &self.shared.compensation;
         compensation.set_clock(self.index, super::thread_cpu::ThreadClock::current());
+        let counters = self.shared.metrics.worker(self.index);
+        counters.busy.start(self.shared.clock_nanos());
         let stepped_down = self.enter(|| {
             tracing::debug!(worker = self.index, "worker started");
             self.work()
         });
+        counters.busy.stop(self.shared.clock_nanos());
         if stepped_down {
             self.end_cover();
             self.hand_back_tasks();
@@ -577,7 +596,6 @@ impl Core {
     /// every queue and parks (`Idle::wait_for_work`).
     fn wait_for_work(&self) {
         let shared = &self.shared;
-        shared.metrics.worker(self.index).count_park();
         tracing::debug!(worker = self.index, "worker parking");
         // Ends a late cover (`runtime/compensation/`): a worker with nothing to
         // do is not stuck.
@@ -599,17 +617,21 @@ impl Core {
                 || (self.is_spare && shared.compensation.is_surplus())
         };
         let sleep = |parker: &Parker| {
-            let cap = earliest(
-                self.owner_grace_left(),
-                shared.cpu.pacer.sleep_cap(shared.clock_nanos()),
-            );
-            let timeout = match self.park_in_driver(parker, cap) {
-                PollPark::Parked => return,
+            // One clock read serves the cap and the busy time's end; the
+            // park's own end costs one more, off the poll path.
+            let now = shared.clock_nanos();
+            self.parks.parking(shared.metrics.worker(self.index), now);
+            let cap = earliest(self.owner_grace_left(), shared.cpu.pacer.sleep_cap(now));
+            match self.park_in_driver(parker, cap) {
+                PollPark::Parked => {}
                 // Another worker watches the poll; wake for the next timer
                 // in case it stops watching before then.
-                PollPark::Occupied => earliest(self.occupied_timeout(), cap),
-            };
-            parker.park_timeout(timeout);
+                PollPark::Occupied => {
+                    parker.park_timeout(earliest(self.occupied_timeout(), cap));
+                }
+            }
+            self.parks
+                .unparked(shared.metrics.worker(self.index), shared.clock_nanos());
         };
         let has_local_work = || !self.local_is_empty();
         self.wakes.mode.set(WakeMode::Silent);

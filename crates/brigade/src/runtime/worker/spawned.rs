@@ -52,6 +52,7 @@ impl Core {
     /// now.
     pub(crate) fn push_spawned(&self, runnable: Runnable) -> bool {
         if self.wakes.mode.get() == WakeMode::Notify {
+            self.count_local_schedule();
             if self.may_run_next(&runnable) {
                 return self.put_run_next(runnable);
             }

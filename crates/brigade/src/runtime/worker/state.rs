@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::WakeMode;
 use crate::admission::ElasticPoll;
 use crate::epoch::EpochGate;
+use crate::metrics::WorkerCounters;
 use crate::runtime::current_thread::MainSignal;
 use crate::task::Runnable;
 use crate::yield_queue::rescue::Slice;
@@ -192,5 +193,28 @@ impl CurrentPoll {
             budget_yield: Cell::new(false),
             budget_reported: Cell::new(None),
         }
+    }
+}
+
+/// B11: what the worker's metrics keep across a park (`worker_noop_count`).
+#[derive(Default)]
+pub(super) struct Parks {
+    /// The worker's poll count as it last unparked; `None` before its
+    /// first park.
+    polls_at_unpark: Cell<Option<u64>>,
+}
+
+impl Parks {
+    /// The worker goes to sleep at `now`: counts the park, and a no-op if
+    /// it polled nothing since it last woke.
+    pub(super) fn parking(&self, counters: &WorkerCounters, now: u64) {
+        let noop = self.polls_at_unpark.get() == Some(counters.polls());
+        counters.count_park(now, noop);
+    }
+
+    /// The worker woke at `now`.
+    pub(super) fn unparked(&self, counters: &WorkerCounters, now: u64) {
+        counters.count_unpark(now);
+        self.polls_at_unpark.set(Some(counters.polls()));
     }
 }

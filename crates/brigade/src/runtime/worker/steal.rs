@@ -21,6 +21,9 @@ impl Core {
         let stealers = self.shared.active_stealers();
         let run_next = self.shared.active_run_next();
         let start = self.next_random() as usize % stealers.len();
+        // What a steal's batch added (for `worker_steal_count`): this
+        // deque is empty as a worker searches, and only its owner pushes.
+        let before = self.local.len();
         loop {
             let mut retry = false;
             for offset in 0..stealers.len() {
@@ -39,7 +42,11 @@ impl Core {
                     Steal::Empty => run_next[victim].steal(),
                 };
                 if let Some(runnable) = stolen {
-                    self.shared.metrics.worker(self.index).count_steal();
+                    let batch = self.local.len().saturating_sub(before) as u64;
+                    self.shared
+                        .metrics
+                        .worker(self.index)
+                        .count_steal(1 + batch);
                     return Some(runnable);
                 }
             }
