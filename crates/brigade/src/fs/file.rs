@@ -124,7 +124,7 @@ impl File {
     /// first to see it.
     pub async fn into_std(mut self) -> StdFile {
         let inner = self.inner.get_mut();
-        let _unreported = poll_fn(|cx| inner.poll_flush(cx)).await;
+        poll_fn(|cx| inner.poll_idle(cx)).await;
         let _ = inner.rewind_unread(&self.std);
         let mut std = self.std;
         loop {

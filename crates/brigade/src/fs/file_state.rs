@@ -2,12 +2,13 @@
 //! and the buffer it reads into or writes from.
 //!
 //! ## Protocol
-//! The state is `Idle` (it holds the buffer), `Busy` (the buffer went to
-//! a blocking-pool closure, whose `JoinHandle` gives it back with the
-//! operation's outcome) or `Lost` (a closure never came back: the runtime
-//! shut down first; every later operation is an error). Every operation
-//! first *settles* a `Busy` state: it waits for the closure and takes the
-//! outcome.
+//! The state is `Idle` (it holds the buffer) or `Busy` (the buffer went
+//! to a blocking-pool closure, whose `JoinHandle` gives it back with the
+//! operation's outcome). Every operation first *settles* a `Busy` state:
+//! it waits for the closure and takes the outcome. A closure that never
+//! ran (the runtime shut down first, and its pool dropped it) is an error
+//! for the operation that settles it, once; the file is idle again, with
+//! an empty buffer, and usable from another runtime.
 //! - A read is answered from the buffer's unread bytes if it holds some;
 //!   else a closure reads once, at most `min(len, max_buf_size)` bytes,
 //!   into the buffer, and the read is answered from it. The file's cursor
@@ -55,7 +56,6 @@ pub(super) struct Inner {
 enum State {
     Idle(Buf),
     Busy(JoinHandle<(Operation, Buf)>),
-    Lost,
 }
 
 /// What a blocking-pool closure did.
@@ -156,7 +156,6 @@ impl Inner {
     fn poll_settle(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Option<Operation>>> {
         let outcome = match &mut self.state {
             State::Idle(_) => return Poll::Ready(Ok(None)),
-            State::Lost => return Poll::Ready(Err(lost())),
             // Unconstrained: the read or write this waits for spends the
             // unit (`budgeted` below), not the handle too.
             State::Busy(handle) => ready!(with_unconstrained(|| Pin::new(handle).poll(cx))),
@@ -170,7 +169,7 @@ impl Inner {
                 Ok(Some(operation))
             }
             Err(_) => {
-                self.state = State::Lost;
+                self.state = State::Idle(Buf::default());
                 Err(lost())
             }
         })
@@ -205,11 +204,14 @@ impl Inner {
         std: &Arc<StdFile>,
         op: impl FnOnce(&StdFile, &mut Buf) -> Operation + Send + 'static,
     ) {
-        let State::Idle(mut buf) = std::mem::replace(&mut self.state, State::Lost) else {
+        // Panics outside a runtime before the buffer is taken.
+        let runtime = super::current("brigade::fs::File");
+        let idle = std::mem::replace(&mut self.state, State::Idle(Buf::default()));
+        let State::Idle(mut buf) = idle else {
             unreachable!("an operation starts on an idle file")
         };
         let std = std.clone();
-        self.state = State::Busy(super::spawn_blocking("brigade::fs::File", move || {
+        self.state = State::Busy(runtime.spawn_blocking(move || {
             let operation = op(&std, &mut buf);
             (operation, buf)
         }));
@@ -300,7 +302,6 @@ impl Inner {
                     "another file operation is in flight: call poll_complete before start_seek",
                 ));
             }
-            State::Lost => return Err(lost()),
         };
         let ahead = buf.discard_unread();
         if let SeekFrom::Current(offset) = &mut pos {
@@ -361,6 +362,13 @@ impl Inner {
         })
     }
 
+    /// Waits until nothing is in flight, keeping a write's error (for
+    /// `into_std`, which drops it with the file).
+    pub(super) fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let _settled = ready!(self.poll_settle_keeping_errors(cx));
+        Poll::Ready(())
+    }
+
     /// Whether nothing is in flight and no error waits to be returned:
     /// the std file can be handed out as it is (`try_into_std`).
     pub(super) fn is_settled(&self) -> bool {
@@ -372,7 +380,7 @@ impl Inner {
     /// is settled.
     pub(super) fn rewind_unread(&mut self, mut std: &StdFile) -> io::Result<()> {
         let State::Idle(buf) = &mut self.state else {
-            return Ok(());
+            unreachable!("the file is settled")
         };
         match buf.discard_unread() {
             0 => Ok(()),
