@@ -31,7 +31,7 @@
 //! most one unit of background work, and the background still gets every
 //! spare cycle. The rest of the API follows tokio's: [`macro@main`],
 //! [`macro@test`], [`Runtime`], [`Builder`], [`spawn`], [`net`], [`time`],
-//! [`signal`], [`task`], [`process`].
+//! [`signal`], [`task`], [`process`], [`fs`].
 //!
 //! # Where to go next
 //! - **HTTP and gRPC servers**: hyper 1.x, axum and tonic run on brigade's
@@ -167,6 +167,8 @@ mod sync;
 mod admission;
 mod driver;
 mod epoch;
+#[cfg(not(loom))]
+pub mod fs;
 #[cfg(not(loom))]
 pub mod io;
 mod metrics;
