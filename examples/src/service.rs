@@ -43,18 +43,18 @@ pub struct Stats {
     units: AtomicU64,
     off_worker: AtomicU64,
     stop: AtomicBool,
-    /// The name of the runtime's worker threads.
-    worker_name: String,
+    /// How the names of the runtime's worker threads begin.
+    worker_prefix: String,
 }
 
 impl Stats {
-    fn new(worker_name: String) -> Stats {
+    fn new(worker_prefix: String) -> Stats {
         Stats {
             requests: AtomicU64::new(0),
             units: AtomicU64::new(0),
             off_worker: AtomicU64::new(0),
             stop: AtomicBool::new(false),
-            worker_name,
+            worker_prefix,
         }
     }
 
@@ -62,7 +62,10 @@ impl Stats {
     /// thread was not one of the runtime's workers (a compat thread, say).
     pub fn served(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
-        if std::thread::current().name() != Some(&self.worker_name) {
+        let name = std::thread::current().name().unwrap_or("").to_owned();
+        // A brigade spare (`brigade-s-N`) stands in for a worker.
+        let spare = self.worker_prefix.starts_with("brigade-") && name.starts_with("brigade-s-");
+        if !name.starts_with(&self.worker_prefix) && !spare {
             self.off_worker.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -83,10 +86,9 @@ impl Stats {
         self.off_worker.load(Ordering::Relaxed)
     }
 
-    /// The name of the runtime's worker threads (what `/health` should
-    /// report).
-    pub fn worker_name(&self) -> &str {
-        &self.worker_name
+    /// How the names of the runtime's worker threads begin.
+    pub fn worker_prefix(&self) -> &str {
+        &self.worker_prefix
     }
 }
 
@@ -100,23 +102,27 @@ pub struct Server {
     unit: Duration,
 }
 
-/// The worker threads' name on `runtime`.
-fn worker_name(runtime: RuntimeKind) -> String {
-    format!("svc-{runtime}")
+/// How the names of the worker threads on `runtime` begin: brigade's
+/// own role names (`brigade-w-N`, spares `brigade-s-N`, while its blocking
+/// and tokio-compat threads are named otherwise), or the name tokio's
+/// threads get (all of them: tokio has one name for every thread).
+fn worker_prefix(runtime: RuntimeKind) -> String {
+    match runtime {
+        RuntimeKind::Brigade => "brigade-w-".to_owned(),
+        RuntimeKind::Tokio => format!("svc-{runtime}"),
+    }
 }
 
-/// The runtime `config` asks for, its threads named [`worker_name`].
+/// The runtime `config` asks for, its workers named as [`worker_prefix`] says.
 fn build_runtime(config: &Config) -> io::Result<Runtime> {
-    let name = worker_name(config.runtime);
     Ok(match config.runtime {
         RuntimeKind::Brigade => {
             let mut builder = brigade_builder(config.workers);
-            builder
-                .thread_name(name)
-                .background_floor(config.background_floor);
+            builder.background_floor(config.background_floor);
             Runtime::Brigade(builder.build()?)
         }
         RuntimeKind::Tokio => {
+            let name = worker_prefix(config.runtime);
             Runtime::Tokio(tokio_builder(config.workers).thread_name(name).build()?)
         }
     })
@@ -133,7 +139,7 @@ fn start<V: Value>(
     let store = Arc::new(Store::prefilled(config.keys, value));
     let unit = store::unit_duration(&store);
     let runtime = build_runtime(config)?;
-    let stats = Arc::new(Stats::new(worker_name(config.runtime)));
+    let stats = Arc::new(Stats::new(worker_prefix(config.runtime)));
     let addr = serve(&runtime, store.clone(), stats.clone())?;
     for task in 0..config.bulk {
         spawn_bulk(&runtime, config.elastic, task, store.clone(), stats.clone());

@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use brigade::{BuildError, Builder};
@@ -138,13 +140,65 @@ fn thread_name_and_stack_size_apply_to_workers_and_blocking_threads() {
 }
 
 #[test]
-fn default_thread_name_is_brigade_worker() {
+fn default_thread_names_say_the_role() {
     with_timeout(TIMEOUT_SECS, || {
-        let rt = Builder::default().worker_threads(1).build().unwrap();
-        let name = rt
+        let rt = Builder::default().worker_threads(2).build().unwrap();
+        let mut names: Vec<_> = (0..16)
+            .map(|_| {
+                rt.block_on(rt.spawn(async { std::thread::current().name().map(str::to_owned) }))
+                    .unwrap()
+                    .unwrap()
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        assert!(
+            names
+                .iter()
+                .all(|name| name == "brigade-w-0" || name == "brigade-w-1"),
+            "{names:?}"
+        );
+        let blocking = rt
+            .block_on(rt.spawn_blocking(|| std::thread::current().name().map(str::to_owned)))
+            .unwrap();
+        assert_eq!(blocking.as_deref(), Some("brigade-blk-0"));
+    });
+}
+
+#[test]
+fn thread_name_fn_names_every_thread_and_the_later_setting_wins() {
+    with_timeout(TIMEOUT_SECS, || {
+        let named = Arc::new(AtomicUsize::new(0));
+        let counter = named.clone();
+        let rt = Builder::new()
+            .worker_threads(1)
+            .thread_name("overridden")
+            .thread_name_fn(move || format!("fn-{}", counter.fetch_add(1, Ordering::SeqCst)))
+            .build()
+            .unwrap();
+        let worker = rt
+            .block_on(rt.spawn(async { std::thread::current().name().map(str::to_owned) }))
+            .unwrap()
+            .unwrap();
+        let blocking = rt
+            .block_on(rt.spawn_blocking(|| std::thread::current().name().map(str::to_owned)))
+            .unwrap()
+            .unwrap();
+        assert!(worker.starts_with("fn-") && blocking.starts_with("fn-"));
+        assert_ne!(worker, blocking);
+        // The worker, the monitor and the blocking thread at least.
+        assert!(named.load(Ordering::SeqCst) >= 3);
+        drop(rt);
+        let rt = Builder::new()
+            .worker_threads(1)
+            .thread_name_fn(|| "overridden".to_owned())
+            .thread_name("plain")
+            .build()
+            .unwrap();
+        let worker = rt
             .block_on(rt.spawn(async { std::thread::current().name().map(str::to_owned) }))
             .unwrap();
-        assert_eq!(name.as_deref(), Some("brigade-worker"));
+        assert_eq!(worker.as_deref(), Some("plain"));
     });
 }
 

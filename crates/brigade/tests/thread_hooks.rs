@@ -1,7 +1,8 @@
 //! `Builder::on_thread_start` / `on_thread_stop`: called once on every
 //! thread the runtime starts to run tasks (workers, spares, blocking-pool
 //! threads), in the runtime's context, and the stop hook before the
-//! runtime's drop returns.
+//! runtime's drop returns. `on_thread_park` / `on_thread_unpark`: called in
+//! pairs by workers around each wait for work.
 
 mod common;
 
@@ -173,5 +174,100 @@ fn dropping_the_runtime_waits_for_slow_stop_hooks() {
         drop(rt);
         // The worker and the blocking thread.
         assert_eq!(stops.load(Ordering::SeqCst), 2);
+    });
+}
+
+/// Counts the park hooks' calls, and those that broke the pairing (an
+/// unpark with no park before it on that thread, or a second park).
+#[derive(Default)]
+struct Parks {
+    parks: AtomicUsize,
+    unparks: AtomicUsize,
+    unpaired: AtomicUsize,
+    outside_context: AtomicUsize,
+    threads: Mutex<HashSet<std::thread::ThreadId>>,
+}
+
+std::thread_local! {
+    static PARKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn park_hooked(builder: &mut Builder, parks: &Arc<Parks>) {
+    let on_park = parks.clone();
+    let on_unpark = parks.clone();
+    builder
+        .on_thread_park(move || {
+            if PARKED.with(|parked| parked.replace(true)) {
+                on_park.unpaired.fetch_add(1, Ordering::SeqCst);
+            }
+            if Handle::try_current().is_err() {
+                on_park.outside_context.fetch_add(1, Ordering::SeqCst);
+            }
+            let thread = std::thread::current().id();
+            on_park.threads.lock().unwrap().insert(thread);
+            on_park.parks.fetch_add(1, Ordering::SeqCst);
+        })
+        .on_thread_unpark(move || {
+            if !PARKED.with(|parked| parked.replace(false)) {
+                on_unpark.unpaired.fetch_add(1, Ordering::SeqCst);
+            }
+            on_unpark.unparks.fetch_add(1, Ordering::SeqCst);
+        });
+}
+
+/// What a task sees once its worker woke from waiting on a timer: the
+/// parks and unparks so far, which a worker that runs must have paired.
+fn counts(parks: &Parks) -> (usize, usize) {
+    (
+        parks.parks.load(Ordering::SeqCst),
+        parks.unparks.load(Ordering::SeqCst),
+    )
+}
+
+#[test]
+fn a_worker_calls_the_park_hooks_in_pairs_around_its_wait() {
+    with_timeout(TIMEOUT_SECS, || {
+        let parks = Arc::new(Parks::default());
+        let mut builder = Builder::new_multi_thread();
+        park_hooked(builder.worker_threads(1), &parks);
+        let rt = builder.build().unwrap();
+        let seen = parks.clone();
+        let (worker, (parked, unparked)) = rt
+            .block_on(rt.spawn(async move {
+                // The one worker has nothing else to do: it parks until the
+                // timer fires.
+                brigade::time::sleep(Duration::from_millis(5)).await;
+                (std::thread::current().id(), counts(&seen))
+            }))
+            .unwrap();
+        assert!(parked >= 1, "the worker parked for the timer");
+        assert_eq!(parked, unparked, "a running worker has unparked");
+        assert_eq!(parks.unpaired.load(Ordering::SeqCst), 0);
+        assert_eq!(parks.outside_context.load(Ordering::SeqCst), 0);
+        assert!(parks.threads.lock().unwrap().contains(&worker));
+        drop(rt);
+        let (parked, unparked) = counts(&parks);
+        assert_eq!(parked, unparked, "every park was followed by an unpark");
+    });
+}
+
+#[test]
+fn a_current_thread_runtime_calls_the_park_hooks_on_its_block_on_thread() {
+    with_timeout(TIMEOUT_SECS, || {
+        let parks = Arc::new(Parks::default());
+        let mut builder = Builder::new_current_thread();
+        park_hooked(&mut builder, &parks);
+        let rt = builder.build().unwrap();
+        let (parked, unparked) = rt.block_on(async {
+            brigade::time::sleep(Duration::from_millis(5)).await;
+            counts(&parks)
+        });
+        assert!(parked >= 1, "the block_on thread parked for the timer");
+        assert_eq!(parked, unparked);
+        assert_eq!(parks.unpaired.load(Ordering::SeqCst), 0);
+        assert_eq!(parks.outside_context.load(Ordering::SeqCst), 0);
+        let threads = parks.threads.lock().unwrap();
+        assert_eq!(threads.len(), 1);
+        assert!(threads.contains(&std::thread::current().id()));
     });
 }

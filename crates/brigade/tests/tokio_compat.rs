@@ -21,11 +21,7 @@ use common::{DropFlag, TIMEOUT, TIMEOUT_SECS, wait_until, with_timeout};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn runtime() -> Runtime {
-    Builder::new()
-        .worker_threads(2)
-        .thread_name("compat-test")
-        .build()
-        .unwrap()
+    Builder::new().worker_threads(2).build().unwrap()
 }
 
 /// Names of this process's threads (Linux: `/proc/self/task/*/comm`).
@@ -86,8 +82,9 @@ fn tokio_spawn_runs_on_the_compat_thread_and_spawn_blocking_on_its_pool() {
                 (spawned_on, blocking)
             }))
             .unwrap();
-        // `compat-test` cut so that the name fits Linux's 15 bytes.
-        assert_eq!(spawned_on.as_deref(), Some("compat-tokio-0"));
+        // A compat thread: named for its role, not as brigade's workers.
+        let spawned_on = spawned_on.unwrap();
+        assert!(spawned_on.starts_with("brigade-tok-"), "{spawned_on}");
         assert_eq!(blocking, 42);
     });
 }
@@ -125,16 +122,22 @@ fn the_tokio_runtime_stops_with_the_brigade_runtime() {
             }));
         }))
         .unwrap();
-        // Named by the thread itself once it runs.
-        wait_until("the tokio thread runs", || {
-            thread_names().iter().any(|name| name == "stopper-tokio-0")
-        });
+        // Named by the thread itself once it runs; `thread_name` names
+        // every thread of the runtime, the compat threads too.
+        let compat_name = rt
+            .block_on(rt.spawn(async {
+                tokio::spawn(async { std::thread::current().name().map(str::to_owned) })
+                    .await
+                    .unwrap()
+            }))
+            .unwrap();
+        assert_eq!(compat_name.as_deref(), Some("stopper"));
         rt.shutdown_timeout(TIMEOUT);
         wait_until("the tokio task is dropped", || {
             dropped.load(Ordering::SeqCst)
         });
-        wait_until("the tokio thread exits", || {
-            !thread_names().iter().any(|name| name == "stopper-tokio-0")
+        wait_until("every thread of the runtime exits, tokio's too", || {
+            !thread_names().iter().any(|name| name == "stopper")
         });
     });
 }
@@ -304,21 +307,30 @@ fn the_compat_thread_count_is_a_setting_and_the_names_differ() {
         let rt = Builder::new()
             .worker_threads(1)
             .tokio_compat_threads(3)
-            .thread_name("trio")
             .build()
             .unwrap();
         let compat = rt.metrics().tokio_compat().unwrap();
         assert_eq!(compat.num_threads(), 3);
+        // Named for their role (`brigade-tok-N`), not as brigade's workers.
+        let spawned_on = rt
+            .block_on(rt.spawn(async {
+                tokio::spawn(async { std::thread::current().name().map(str::to_owned) })
+                    .await
+                    .unwrap()
+            }))
+            .unwrap()
+            .unwrap();
+        assert!(
+            ["brigade-tok-0", "brigade-tok-1", "brigade-tok-2"].contains(&spawned_on.as_str()),
+            "{spawned_on}"
+        );
+        // (Other tests' runtimes have threads of these names too: this
+        // runtime's are among them.)
         wait_until("three named compat threads run", || {
             let names = thread_names();
-            ["trio-tokio-0", "trio-tokio-1", "trio-tokio-2"]
+            ["brigade-tok-0", "brigade-tok-1", "brigade-tok-2"]
                 .iter()
                 .all(|wanted| names.iter().any(|name| name == wanted))
-        });
-        // brigade's own worker keeps its name (a new thread names itself
-        // as it starts, so wait for it as for the others).
-        wait_until("the worker runs under its own name", || {
-            thread_names().iter().any(|name| name == "trio")
         });
     });
 }

@@ -17,15 +17,14 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The bound on every wait: only a bug comes near it.
 pub const LIMIT: Duration = Duration::from_secs(20);
 
-/// The name of the test runtime's threads: its workers are named exactly
-/// this; its other threads (`-monitor`, `-driver`, tokio-compat's `-tokio-N`)
-/// have a suffix.
-pub const WORKER_NAME: &str = "serve-test-worker";
-
-/// Whether the caller runs on one of the test runtime's workers, inside a
-/// brigade task.
+/// Whether the caller runs on one of brigade's workers (a worker or a
+/// spare, named `brigade-w-N` and `brigade-s-N`; its other threads, the
+/// blocking pool's and tokio-compat's, are named for their roles too),
+/// inside a brigade task.
 pub fn on_brigade_worker() -> bool {
-    std::thread::current().name() == Some(WORKER_NAME) && brigade::task::try_id().is_some()
+    let name = std::thread::current().name().unwrap_or("").to_owned();
+    let worker = name.starts_with("brigade-w-") || name.starts_with("brigade-s-");
+    worker && brigade::task::try_id().is_some()
 }
 
 /// A server running on a 2-worker brigade runtime of its own, until
@@ -51,11 +50,7 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let rt = brigade::Builder::new()
-        .worker_threads(2)
-        .thread_name(WORKER_NAME)
-        .build()
-        .unwrap();
+    let rt = brigade::Builder::new().worker_threads(2).build().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let (addr, done) = rt.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::handle::Handle;
+use super::thread_names::ThreadNames;
 use super::{Shared, context};
 use crate::driver::Driver;
 use crate::sync::{Condvar, Mutex, lock, wait_timeout, wait_until};
@@ -51,7 +52,7 @@ pub(crate) struct BlockingPool {
     exited: Condvar,
     max_threads: usize,
     keep_alive: Duration,
-    thread_name: String,
+    thread_names: Arc<ThreadNames>,
     stack_size: Option<usize>,
     /// For the clock's holds.
     driver: Arc<Driver>,
@@ -74,7 +75,7 @@ impl BlockingPool {
     pub(crate) fn new(
         max_threads: usize,
         keep_alive: Duration,
-        thread_name: String,
+        thread_names: Arc<ThreadNames>,
         stack_size: Option<usize>,
         driver: Arc<Driver>,
     ) -> Self {
@@ -84,7 +85,7 @@ impl BlockingPool {
             exited: Condvar::new(),
             max_threads,
             keep_alive,
-            thread_name,
+            thread_names,
             stack_size,
             driver,
         }
@@ -116,11 +117,17 @@ impl BlockingPool {
         let handle = Handle {
             shared: shared.clone(),
         };
-        let mut builder = std::thread::Builder::new().name(self.thread_name.clone());
+        let (name, number) = self.thread_names.blocking();
+        let mut builder = std::thread::Builder::new().name(name);
         if let Some(size) = self.stack_size {
             builder = builder.stack_size(size);
         }
-        match builder.spawn(move || handle.shared.blocking.thread_main(handle.clone())) {
+        // The number is held until the thread exits, then free for the next.
+        let body = move || {
+            let _number = number;
+            handle.shared.blocking.thread_main(handle.clone());
+        };
+        match builder.spawn(body) {
             Ok(_) => lock(&self.state).spawn_failing = false,
             Err(error) => self.spawn_failed(&error),
         }

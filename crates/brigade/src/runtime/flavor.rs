@@ -168,4 +168,50 @@ impl Builder {
         self.thread_hooks.stop = Some(Arc::new(hook));
         self
     }
+
+    /// Runs `hook` on a worker thread each time it is about to park for
+    /// lack of work, as tokio's: every worker and spare of a multi-thread
+    /// runtime, and the thread in `block_on` of a current-thread runtime
+    /// (its worker). [`on_thread_unpark`](Self::on_thread_unpark) follows
+    /// every call, once the worker is awake again (or found work at its
+    /// last look before sleeping, in which case it did not sleep at all).
+    /// It runs on the worker, inside the runtime's context; a panic in it
+    /// is logged. Keep it short: the worker runs nothing meanwhile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let parks = Arc::new(AtomicUsize::new(0));
+    /// let counter = parks.clone();
+    /// let rt = brigade::runtime::Builder::new_current_thread()
+    ///     .on_thread_park(move || {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()?;
+    /// rt.block_on(brigade::time::sleep(std::time::Duration::from_millis(1)));
+    /// assert!(parks.load(Ordering::SeqCst) >= 1);
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn on_thread_park<F>(&mut self, hook: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.thread_hooks.park = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` on a worker thread after each wait that
+    /// [`on_thread_park`](Self::on_thread_park) began, before it runs any
+    /// task again, as tokio's. On the worker, inside the runtime's context;
+    /// a panic in it is logged.
+    pub fn on_thread_unpark<F>(&mut self, hook: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.thread_hooks.unpark = Some(Arc::new(hook));
+        self
+    }
 }

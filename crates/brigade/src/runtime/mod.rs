@@ -59,7 +59,8 @@ pub(crate) mod spread;
 mod start;
 mod task_host;
 pub(crate) mod thread_cpu;
-mod thread_hooks;
+pub(crate) mod thread_hooks;
+pub(crate) mod thread_names;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
 pub(crate) mod worker;

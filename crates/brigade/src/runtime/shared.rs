@@ -123,8 +123,9 @@ pub(crate) struct SchedulerConfig {
     #[cfg_attr(loom, allow(dead_code))]
     // The monitor reads it; loom models leave the monitor out.
     pub(crate) spread_workers: bool,
-    /// Name and stack size of worker threads, spares included.
-    pub(crate) thread_name: String,
+    /// The names of the runtime's threads (`thread_names.rs`), and the
+    /// stack size of its workers, spares included.
+    pub(crate) thread_names: Arc<super::thread_names::ThreadNames>,
     pub(crate) thread_stack_size: Option<usize>,
     /// Run on every worker, spare and blocking-pool thread (`thread_hooks.rs`).
     pub(crate) thread_hooks: super::thread_hooks::ThreadHooks,

@@ -30,6 +30,7 @@ use super::cpu_limit::{CpuLimitState, LimitAtBuild};
 use super::monitor;
 use super::shared::{SchedulerConfig, Shared};
 use super::shutdown::{ExitSignal, WorkerThreads};
+use super::thread_names::ThreadNames;
 use super::worker::Core;
 use super::{BuildError, Builder, Handle, Runtime};
 use crate::sync::thread;
@@ -60,12 +61,12 @@ impl Runtime {
         // Under loom the monitor's periodic, clock-driven work is not
         // modelled (nor the fallback thread): a model has no time.
         #[cfg(not(loom))]
-        runtime.start_monitor(builder, limit)?;
+        runtime.start_monitor(limit)?;
         #[cfg(loom)]
         drop(limit);
         #[cfg(not(loom))]
         if builder.driver_thread {
-            runtime.start_fallback_driver(builder)?;
+            runtime.start_fallback_driver()?;
         }
         tracing::debug!(workers = num_workers, "runtime started");
         Ok(runtime)
@@ -122,8 +123,8 @@ impl Runtime {
 
     /// Starts the monitor thread (elastic controller, admission, long polls).
     #[cfg(not(loom))]
-    fn start_monitor(&mut self, builder: &Builder, limit: LimitAtBuild) -> Result<(), BuildError> {
-        let name = format!("{}-monitor", builder.thread_name);
+    fn start_monitor(&mut self, limit: LimitAtBuild) -> Result<(), BuildError> {
+        let name = self.handle.shared.config.thread_names.monitor();
         let watch = LimitWatch::new(limit.source, limit.quota, limit.warned);
         let monitor = monitor::start(self.handle.shared.clone(), name, watch)
             .map_err(|error| BuildError::spawn_failed("the monitor thread", error))?;
@@ -136,8 +137,8 @@ impl Runtime {
     /// Starts the fallback driver thread, which polls the driver while no
     /// worker sleeps in it.
     #[cfg(not(loom))]
-    fn start_fallback_driver(&mut self, builder: &Builder) -> Result<(), BuildError> {
-        let name = format!("{}-driver", builder.thread_name);
+    fn start_fallback_driver(&mut self) -> Result<(), BuildError> {
+        let name = self.handle.shared.config.thread_names.driver();
         let fallback = self
             .handle
             .shared
@@ -169,10 +170,11 @@ fn new_shared(
     if builder.start_paused {
         driver.clock().pause_at_start();
     }
+    let thread_names = ThreadNames::new(&builder.thread_naming);
     let blocking = BlockingPool::new(
         builder.max_blocking_threads,
         builder.thread_keep_alive,
-        builder.thread_name.clone(),
+        thread_names.clone(),
         builder.thread_stack_size,
         driver.clone(),
     );
@@ -187,7 +189,7 @@ fn new_shared(
         driver,
         admission,
         CpuLimitState::new(limit, num_workers),
-        scheduler_config(builder),
+        scheduler_config(builder, thread_names),
     );
     let mut shared = shared;
     let mut locals = locals;
@@ -200,7 +202,7 @@ fn new_shared(
     if builder.tokio_compat {
         let compat = super::tokio_compat::TokioCompat::start(
             builder.tokio_compat_threads,
-            &builder.thread_name,
+            shared.config.thread_names.clone(),
             builder.thread_stack_size,
             Arc::downgrade(&shared),
         )
@@ -212,7 +214,7 @@ fn new_shared(
 }
 
 /// The builder's settings the scheduler reads while it runs.
-fn scheduler_config(builder: &Builder) -> SchedulerConfig {
+fn scheduler_config(builder: &Builder, thread_names: Arc<ThreadNames>) -> SchedulerConfig {
     SchedulerConfig {
         latency_sample_every: builder.latency_sample_every,
         long_poll_threshold: builder.long_poll_threshold,
@@ -228,7 +230,7 @@ fn scheduler_config(builder: &Builder) -> SchedulerConfig {
         crowded_host_handoff: builder.crowded_host_handoff,
         spread_workers: builder.spread_workers,
         coop_budget: builder.coop_budget,
-        thread_name: builder.thread_name.clone(),
+        thread_names,
         thread_stack_size: builder.thread_stack_size,
         thread_hooks: builder.thread_hooks.clone(),
     }
@@ -243,7 +245,8 @@ fn spawn_worker(
     local: LocalQueue<Runnable>,
     exit_signal: ExitSignal,
 ) -> std::io::Result<thread::JoinHandle<()>> {
-    let mut thread = thread::Builder::new().name(builder.thread_name.clone());
+    let name = shared.config.thread_names.worker(index);
+    let mut thread = thread::Builder::new().name(name);
     if let Some(size) = builder.thread_stack_size {
         thread = thread.stack_size(size);
     }

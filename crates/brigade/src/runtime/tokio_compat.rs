@@ -30,7 +30,8 @@
 //!
 //! ## The compat threads are brigade threads too
 //! The tokio runtime has [`Builder::tokio_compat_threads`] worker threads
-//! (one by default) plus its blocking pool. Each of them, from tokio's
+//! (one by default) plus its blocking pool, named `brigade-tok-N`
+//! (`thread_names.rs`). Each of them, from tokio's
 //! `on_thread_start` hook to its `on_thread_stop` hook, has the brigade
 //! runtime's context (`context::enter_compat_thread`), so `brigade::spawn`,
 //! `brigade::time` and brigade's sockets work inside a `tokio::spawn`ed
@@ -72,20 +73,17 @@
 //! with the brigade runtime instead of the process. The part brigade needs
 //! is this file.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
 use super::handle::Handle;
+use super::thread_names::ThreadNames;
 use super::{Shared, context};
 use crate::sync::{Mutex, lock};
 
 /// The `tracing` target of the first-spawn event.
 const TARGET: &str = "brigade::tokio_compat";
-
-/// How many bytes of a thread's name Linux keeps (`/proc/*/task/*/comm`,
-/// `top`, `perf`); the rest is cut off.
-const OS_THREAD_NAME_BYTES: usize = 15;
 
 /// The tokio runtime of one brigade runtime; see the module docs.
 pub(crate) struct TokioCompat {
@@ -95,28 +93,23 @@ pub(crate) struct TokioCompat {
 }
 
 impl TokioCompat {
-    /// Starts the tokio runtime: `threads` worker
-    /// threads (named by [`compat_thread_name`]), I/O, time and signal
-    /// drivers enabled, every thread in the context of the brigade runtime
-    /// whose state `brigade` points at.
-    /// `thread_name` and `stack_size` are the brigade runtime's
-    /// (`Builder::thread_name`, `Builder::thread_stack_size`).
+    /// Starts the tokio runtime: `threads` worker threads (named by the
+    /// brigade runtime's `thread_names`: `brigade-tok-N` by default), I/O,
+    /// time and signal drivers enabled, every thread in the context of the
+    /// brigade runtime whose state `brigade` points at. `stack_size` is the
+    /// brigade runtime's (`Builder::thread_stack_size`).
     pub(crate) fn start(
         threads: usize,
-        thread_name: &str,
+        thread_names: Arc<ThreadNames>,
         stack_size: Option<usize>,
         brigade: Weak<Shared>,
     ) -> std::io::Result<Self> {
-        let base_name = thread_name.to_owned();
-        let next_index = AtomicUsize::new(0);
-        let first_spawn = Arc::new(FirstSpawn::new(threads, base_name.clone()));
+        let first_spawn = Arc::new(FirstSpawn::new(threads, thread_names.monitor()));
         let on_unpark = first_spawn.clone();
         let mut tokio = tokio::runtime::Builder::new_multi_thread();
         tokio
             .worker_threads(threads)
-            .thread_name_fn(move || {
-                compat_thread_name(&base_name, next_index.fetch_add(1, Ordering::Relaxed))
-            })
+            .thread_name_fn(move || thread_names.tokio_compat())
             .on_thread_start(move || {
                 if let Some(shared) = brigade.upgrade() {
                     context::enter_compat_thread(Handle { shared });
@@ -171,23 +164,6 @@ pub(crate) fn yield_point(cx: &mut Context<'_>) -> Poll<()> {
     }
 }
 
-/// The name of compat thread `index` (worker threads first, then tokio's
-/// blocking threads): `{base}-tokio-{index}`, with `base` cut (at a
-/// character boundary, and of a trailing `-`) so that the whole name fits
-/// the bytes Linux keeps. brigade's own threads are named `{base}` and
-/// `{base}-monitor`; cut to 15 bytes they would all read the same.
-fn compat_thread_name(base: &str, index: usize) -> String {
-    let suffix = format!("-tokio-{index}");
-    let mut keep = OS_THREAD_NAME_BYTES
-        .saturating_sub(suffix.len())
-        .min(base.len());
-    while !base.is_char_boundary(keep) {
-        keep -= 1;
-    }
-    let base = base[..keep].trim_end_matches('-');
-    format!("{base}{suffix}").trim_start_matches('-').to_owned()
-}
-
 /// Reports, once per runtime, that a `tokio::spawn`ed task runs on the
 /// compat threads.
 ///
@@ -232,24 +208,6 @@ impl FirstSpawn {
                  scheduler: brigade's long-poll detector, compensation and elastic admission \
                  do not see it (use `brigade::spawn` for work brigade should schedule)"
             );
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::compat_thread_name;
-
-    #[test]
-    fn compat_thread_names_fit_what_linux_keeps_and_differ() {
-        assert_eq!(compat_thread_name("brigade-worker", 0), "brigade-tokio-0");
-        assert_eq!(compat_thread_name("brigade-worker", 12), "brigad-tokio-12");
-        assert_eq!(compat_thread_name("svc", 1), "svc-tokio-1");
-        assert_eq!(compat_thread_name("", 3), "tokio-3");
-        // Cut at a character boundary: 'é' is two bytes.
-        assert_eq!(compat_thread_name("ééééé", 0), "ééé-tokio-0");
-        for index in [0, 9, 10, 999] {
-            assert!(compat_thread_name("a-very-long-runtime-name", index).len() <= 15);
         }
     }
 }

@@ -29,7 +29,8 @@ pub const WORKER_THREADS_ENV: &str = "BRIGADE_WORKER_THREADS";
 pub struct Builder {
     pub(crate) worker_threads: Option<usize>,
     pub(crate) max_blocking_threads: usize,
-    pub(crate) thread_name: String,
+    /// `thread_name` / `thread_name_fn` (`thread_names.rs`).
+    pub(crate) thread_naming: super::thread_names::ThreadNaming,
     pub(crate) thread_stack_size: Option<usize>,
     pub(crate) thread_keep_alive: Duration,
     pub(crate) driver_thread: bool,
@@ -95,12 +96,13 @@ impl Builder {
     /// A builder with the defaults: one worker per available CPU (or
     /// `BRIGADE_WORKER_THREADS`), as many spare workers for stuck ones, up
     /// to 512 blocking threads, idle blocking and spare threads kept alive
-    /// for 10 s, threads named `brigade-worker`.
+    /// for 10 s, threads named for their role (`brigade-w-0`, …: see
+    /// [`thread_name`](Self::thread_name)).
     pub fn new() -> Self {
         Builder {
             worker_threads: None,
             max_blocking_threads: 512,
-            thread_name: "brigade-worker".to_owned(),
+            thread_naming: Default::default(),
             thread_stack_size: None,
             thread_keep_alive: Duration::from_secs(10),
             driver_thread: false,
@@ -143,9 +145,58 @@ impl Builder {
         self
     }
 
-    /// Name given to the runtime's threads. Default: `brigade-worker`.
+    /// Names every thread the runtime starts `name`, as tokio's does:
+    /// workers, spares, blocking-pool threads, the monitor, the fallback
+    /// driver thread and the `tokio-compat` threads. Replaces an earlier
+    /// [`thread_name_fn`](Self::thread_name_fn).
+    ///
+    /// Default: each thread is named for its role, within the 15 bytes
+    /// Linux keeps of a name (`top -H`, `/proc/*/task/*/comm`): `brigade-w-N`
+    /// for worker `N`, `brigade-s-N` for spare workers, `brigade-blk-N` for
+    /// blocking-pool threads, `brigade-mon` for the monitor, `brigade-drv`
+    /// for the fallback driver thread and `brigade-tok-N` for the
+    /// `tokio-compat` threads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rt = brigade::Builder::new().thread_name("my-service").build()?;
+    /// let name = rt.block_on(rt.spawn(async {
+    ///     std::thread::current().name().map(str::to_owned)
+    /// }));
+    /// assert_eq!(name.unwrap().as_deref(), Some("my-service"));
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
     pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Self {
-        self.thread_name = name.into();
+        self.thread_naming = super::thread_names::ThreadNaming::fixed(name.into());
+        self
+    }
+
+    /// Names each thread the runtime starts by calling `f` as it starts
+    /// (every role, as [`thread_name`](Self::thread_name)), as tokio's
+    /// does. Replaces an earlier `thread_name`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let next = AtomicUsize::new(0);
+    /// let rt = brigade::Builder::new()
+    ///     .worker_threads(2)
+    ///     .thread_name_fn(move || format!("svc-{}", next.fetch_add(1, Ordering::Relaxed)))
+    ///     .build()?;
+    /// let name = rt.block_on(rt.spawn(async {
+    ///     std::thread::current().name().map(str::to_owned)
+    /// }));
+    /// assert!(name.unwrap().unwrap().starts_with("svc-"));
+    /// # Ok::<(), brigade::BuildError>(())
+    /// ```
+    pub fn thread_name_fn<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() -> String + Send + Sync + 'static,
+    {
+        self.thread_naming = super::thread_names::ThreadNaming::from_fn(std::sync::Arc::new(f));
         self
     }
 
@@ -539,8 +590,8 @@ impl Builder {
     /// These threads have this runtime's context too, so `brigade::spawn`
     /// and `brigade::time` work inside `tokio::spawn`ed tasks, and
     /// [`RuntimeMetrics::tokio_compat`](crate::RuntimeMetrics::tokio_compat)
-    /// reports their work. They are named `{thread_name}-tokio-{n}`, the
-    /// name cut to fit the 15 bytes Linux keeps.
+    /// reports their work. They are named `brigade-tok-N` (or as
+    /// [`thread_name`](Self::thread_name) says, as every other thread).
     #[cfg(feature = "tokio-compat")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
     pub fn tokio_compat_threads(&mut self, count: usize) -> &mut Self {

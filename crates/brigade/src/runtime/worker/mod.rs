@@ -634,15 +634,20 @@ impl Core {
                 .unparked(shared.metrics.worker(self.index), shared.clock_nanos());
         };
         let has_local_work = || !self.local_is_empty();
-        self.wakes.mode.set(WakeMode::Silent);
-        let searching = shared.idle.wait_for_work(
-            self.index,
-            self.search.searching.get(),
-            has_work,
-            sleep,
-            has_local_work,
-        );
-        self.wakes.mode.set(WakeMode::Notify);
+        // The park hooks (`Builder::on_thread_park`) go round the re-check
+        // and the sleep: a task the park hook spawns is seen by the re-check.
+        let searching = crate::runtime::thread_hooks::around_park(shared, || {
+            self.wakes.mode.set(WakeMode::Silent);
+            let searching = shared.idle.wait_for_work(
+                self.index,
+                self.search.searching.get(),
+                has_work,
+                sleep,
+                has_local_work,
+            );
+            self.wakes.mode.set(WakeMode::Notify);
+            searching
+        });
         self.search.searching.set(searching);
         // Events dispatched during the park queued tasks here without a
         // notification; share any beyond the one this worker runs next.

@@ -72,7 +72,8 @@ fn spawn(
     local: LocalQueue<Runnable>,
 ) -> Result<(), (LocalQueue<Runnable>, std::io::Error)> {
     let config = &shared.config;
-    let mut thread = std::thread::Builder::new().name(config.thread_name.clone());
+    let name = config.thread_names.spare(slot - shared.num_workers());
+    let mut thread = std::thread::Builder::new().name(name);
     if let Some(size) = config.thread_stack_size {
         thread = thread.stack_size(size);
     }
