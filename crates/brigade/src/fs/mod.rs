@@ -1,6 +1,6 @@
 //! Files and directories for async code, with tokio's names and semantics
 //! (`tokio::fs`): free functions for whole-file and path operations
-//! ([`read`], [`write`], [`read_dir`], [`metadata`], [`rename`], ...),
+//! ([`read`], [`write()`], [`read_dir`], [`metadata`], [`rename`], ...),
 //! [`File`] for reading and writing an open file with tokio's or
 //! `futures_io`'s `AsyncRead`/`AsyncWrite`/`AsyncSeek`, [`OpenOptions`] and
 //! [`DirBuilder`]. A port from `tokio::fs` renames the path.
@@ -10,7 +10,7 @@
 //! operation runs on the runtime's blocking pool
 //! ([`spawn_blocking`](crate::spawn_blocking)), never on a worker. Each
 //! free function is one blocking call: [`read`] reads the whole file in
-//! it, [`write`] writes all the bytes, so small files cost one trip to the
+//! it, [`write()`] writes all the bytes, so small files cost one trip to the
 //! pool, not one per chunk. A [`File`] keeps at most one operation in
 //! flight and a buffer, so its reads and writes move up to
 //! [`File::max_buf_size`] bytes per trip (2 MiB by default).

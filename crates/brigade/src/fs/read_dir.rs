@@ -68,7 +68,7 @@ pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
 
 /// A directory's entries, from [`read_dir`], in place of
 /// `tokio::fs::ReadDir`: [`next_entry`](Self::next_entry) hands them out,
-/// reading [`CHUNK_SIZE`] (32) more on the blocking pool whenever those
+/// reading 32 more on the blocking pool whenever those
 /// read are out.
 ///
 /// ## Protocol

@@ -9,8 +9,6 @@ mod debug;
 mod histogram;
 pub(crate) mod long_poll;
 mod per_worker;
-#[cfg(feature = "metrics")]
-mod publish;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat_metrics;
 mod worker_counters;

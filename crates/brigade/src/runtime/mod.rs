@@ -47,6 +47,8 @@ mod enter;
 mod flavor;
 mod handle;
 pub(crate) mod idle;
+#[cfg(feature = "metrics")]
+mod metrics_publish;
 mod metrics_source;
 #[cfg(not(loom))]
 mod monitor;

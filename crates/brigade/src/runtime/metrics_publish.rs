@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use metrics::{counter, gauge};
 
-use super::{LatencySnapshot, RuntimeMetrics};
+use crate::metrics::{LatencySnapshot, RuntimeMetrics};
 
 impl RuntimeMetrics {
     /// Publishes every figure once through the `metrics` facade, to the
