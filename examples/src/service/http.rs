@@ -4,7 +4,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /health` | `{"status":"ok","keys":N,"thread":"svc-brigade"}`: the handler's thread |
+//! | `GET /health` | `{"status":"ok","keys":N,"thread":"brigade-w-0"}`: the handler's thread |
 //! | `GET /kv/{key}` | `{"key":…,"version":N,"value":…}`, or 404 `{"error":"no such key"}` |
 //! | `PUT /kv/{key}` with `{"value":…}` (any JSON) | `{"key":…,"version":N}` |
 //! | `GET /proxy/{key}` (`tokio-compat`) | what `GET /kv/{key}` answers, fetched over HTTP by the handler |
