@@ -191,7 +191,7 @@ impl Builder {
     ///         counter.fetch_add(1, Ordering::SeqCst);
     ///     })
     ///     .build()?;
-    /// rt.block_on(brigade::time::sleep(std::time::Duration::from_millis(1)));
+    /// rt.block_on(async { brigade::time::sleep(std::time::Duration::from_millis(1)).await });
     /// assert!(parks.load(Ordering::SeqCst) >= 1);
     /// # Ok::<(), brigade::BuildError>(())
     /// ```
