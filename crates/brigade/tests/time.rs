@@ -68,6 +68,50 @@ async fn interval_ticks_on_schedule() {
     .await;
 }
 
+#[brigade::test(worker_threads = 2)]
+async fn interval_resets_move_the_next_tick() {
+    bounded(async {
+        // A period no test waits out: every tick below comes from a reset.
+        let period = Duration::from_secs(3600);
+        let mut ticker = interval(period);
+        ticker.tick().await; // The first tick is at once.
+        let before = Instant::now();
+        ticker.reset_immediately();
+        let tick = ticker.tick().await;
+        assert!(tick >= before && tick <= Instant::now());
+        let at = Instant::now() + Duration::from_millis(5);
+        ticker.reset_at(at);
+        assert_eq!(ticker.tick().await, at);
+        assert!(Instant::now() >= at);
+        let before = Instant::now();
+        ticker.reset_after(Duration::from_millis(2));
+        let tick = ticker.tick().await;
+        assert!(tick >= before + Duration::from_millis(2));
+        // After a reset the schedule goes on a period apart.
+        ticker.reset_at(at);
+        assert_eq!(ticker.tick().await, at);
+        let next = timeout(Duration::from_millis(20), ticker.tick()).await;
+        assert!(
+            next.is_err(),
+            "the next tick is a period after the reset one"
+        );
+    })
+    .await;
+}
+
+#[brigade::test(worker_threads = 2)]
+async fn a_timeouts_future_can_be_reached_mutably() {
+    bounded(async {
+        let mut wrapped = timeout(Duration::from_secs(30), async { 1 });
+        let _: &mut _ = wrapped.get_mut();
+        let mut counting = timeout(Duration::from_secs(30), std::future::ready(7));
+        *counting.get_mut() = std::future::ready(8);
+        assert_eq!(counting.await, Ok(8));
+        assert_eq!(wrapped.into_inner().await, 1);
+    })
+    .await;
+}
+
 #[test]
 fn one_hundred_thousand_concurrent_sleeps_complete() {
     with_timeout(TIMEOUT_SECS, || {

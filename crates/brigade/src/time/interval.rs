@@ -102,6 +102,24 @@ impl Interval {
         self.sleep.reset(Instant::now() + self.period);
     }
 
+    /// Restarts the schedule from now: the next tick is at once, and the
+    /// ones after it a period apart, as tokio's.
+    pub fn reset_immediately(&mut self) {
+        self.sleep.reset(Instant::now());
+    }
+
+    /// Restarts the schedule: the next tick is `after` from now, the ones
+    /// after it a period apart, as tokio's.
+    pub fn reset_after(&mut self, after: Duration) {
+        self.sleep.reset(Instant::now() + after);
+    }
+
+    /// Restarts the schedule: the next tick is at `deadline` (at once if it
+    /// has passed), the ones after it a period apart, as tokio's.
+    pub fn reset_at(&mut self, deadline: Instant) {
+        self.sleep.reset(deadline);
+    }
+
     /// The period.
     pub fn period(&self) -> Duration {
         self.period

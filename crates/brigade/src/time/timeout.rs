@@ -65,6 +65,11 @@ impl<F> Timeout<F> {
         &self.future
     }
 
+    /// The wrapped future, mutably.
+    pub fn get_mut(&mut self) -> &mut F {
+        &mut self.future
+    }
+
     /// Consumes the timeout, returning the wrapped future.
     pub fn into_inner(self) -> F {
         self.future
