@@ -11,18 +11,8 @@ use std::time::Duration;
 
 use brigade::io::Interest;
 use brigade::net::{TcpListener, TcpSocket, TcpStream, UdpSocket};
-use common::{TIMEOUT_SECS, bounded, with_timeout};
+use common::{TIMEOUT_SECS, bounded, tcp_pair, with_timeout};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// A connected pair on loopback: (client, server).
-async fn tcp_pair() -> (TcpStream, TcpStream) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let client = TcpStream::connect(listener.local_addr().unwrap())
-        .await
-        .unwrap();
-    let (server, _) = listener.accept().await.unwrap();
-    (client, server)
-}
 
 /// Waits for readability and reads what is there with `try_read`,
 /// retrying after a spurious readiness, as tokio's docs prescribe.

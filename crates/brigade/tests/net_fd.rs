@@ -13,22 +13,13 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use brigade::net::{TcpListener, TcpStream, UdpSocket, UnixStream};
-use common::bounded;
+use common::{bounded, tcp_pair};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadBuf};
-
-async fn connected() -> (TcpStream, TcpStream) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let client = TcpStream::connect(listener.local_addr().unwrap())
-        .await
-        .unwrap();
-    let (server, _) = listener.accept().await.unwrap();
-    (client, server)
-}
 
 #[brigade::test]
 async fn sockref_on_an_accepted_stream_sets_keepalive_and_linger() {
     bounded(async {
-        let (_client, server) = connected().await;
+        let (_client, server) = tcp_pair().await;
         let socket = socket2::SockRef::from(&server);
         socket.set_keepalive(true).unwrap();
         assert!(socket.keepalive().unwrap());
@@ -48,7 +39,7 @@ async fn ttl_round_trips_and_a_healthy_socket_has_no_error() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         listener.set_ttl(17).unwrap();
         assert_eq!(listener.ttl().unwrap(), 17);
-        let (client, server) = connected().await;
+        let (client, server) = tcp_pair().await;
         client.set_ttl(42).unwrap();
         assert_eq!(client.ttl().unwrap(), 42);
         assert!(client.take_error().unwrap().is_none());
@@ -66,7 +57,7 @@ async fn ttl_round_trips_and_a_healthy_socket_has_no_error() {
 #[brigade::test]
 async fn into_std_and_back_keeps_the_connection() {
     bounded(async {
-        let (client, mut server) = connected().await;
+        let (client, mut server) = tcp_pair().await;
         let mut client = client.into_std().unwrap();
         client.set_nonblocking(false).unwrap();
         client.write_all(b"ping").unwrap();

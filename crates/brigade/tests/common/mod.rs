@@ -321,3 +321,15 @@ impl<T> Future for Recv<'_, T> {
         Poll::Pending
     }
 }
+
+/// A connected TCP pair on loopback: (client, server).
+pub(crate) async fn tcp_pair() -> (brigade::net::TcpStream, brigade::net::TcpStream) {
+    let listener = brigade::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap();
+    let client = brigade::net::TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    (client, server)
+}
