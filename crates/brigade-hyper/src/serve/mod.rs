@@ -391,19 +391,14 @@ impl Config {
 }
 
 /// Three quarters of the soft `RLIMIT_NOFILE`, at most
-/// [`DEFAULT_MAX_CONNECTIONS`]; that where the limit cannot be read.
+/// [`DEFAULT_MAX_CONNECTIONS`]; that where there is no soft limit.
 fn default_max_connections() -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `getrlimit` writes into the `rlimit` it is given, which lives
-    // for the whole call.
-    let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
-    if read != 0 || limit.rlim_cur == libc::RLIM_INFINITY {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    // `None`: unlimited.
+    let Some(soft) = limit.current else {
         return DEFAULT_MAX_CONNECTIONS;
-    }
-    let soft = usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX);
+    };
+    let soft = usize::try_from(soft).unwrap_or(usize::MAX);
     (soft - soft / 4).clamp(1, DEFAULT_MAX_CONNECTIONS)
 }
 

@@ -33,7 +33,7 @@
 //! ended on the waker's write before `woken` was set.
 
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -57,7 +57,6 @@ pub(crate) struct PollState {
 pub(crate) struct Reactor {
     registry: Registry,
     waker: mio::Waker,
-    poll_fd: RawFd,
     sources: Mutex<Sources>,
     /// Sources registered (see "Polls with nothing to find").
     registered: AtomicUsize,
@@ -78,7 +77,6 @@ impl Reactor {
         let reactor = Reactor {
             registry: poll.registry().try_clone()?,
             waker,
-            poll_fd: poll.as_raw_fd(),
             sources: Mutex::new(Sources {
                 table: Slab::new(),
                 shutdown: false,
@@ -95,8 +93,9 @@ impl Reactor {
     }
 
     /// The epoll (or kqueue) descriptor: readable while events are pending.
-    pub(crate) fn poll_fd(&self) -> RawFd {
-        self.poll_fd
+    /// The registry's is a duplicate of the poll's, one open description.
+    pub(crate) fn poll_fd(&self) -> BorrowedFd<'_> {
+        self.registry.as_fd()
     }
 
     /// Interrupts a thread blocked in [`turn`](Self::turn).

@@ -33,13 +33,13 @@
 //! `signal-hook-registry` (which tokio also builds on) is used.
 
 use std::io::{self, Read};
-use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use libc::c_int;
 use mio::Interest;
+use rustix::net::SendFlags;
 use signal_hook_registry::SigId;
 
 use super::reactor::Reactor;
@@ -85,21 +85,18 @@ struct Sender(UnixStream);
 /// `MSG_DONTWAIT`: never block in a signal handler (the socket is also
 /// non-blocking); `MSG_NOSIGNAL`, where it exists: never raise SIGPIPE.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-const SEND_FLAGS: c_int = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+const SEND_FLAGS: SendFlags = SendFlags::DONTWAIT.union(SendFlags::NOSIGNAL);
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-const SEND_FLAGS: c_int = libc::MSG_DONTWAIT;
+const SEND_FLAGS: SendFlags = SendFlags::DONTWAIT;
 
 impl Sender {
-    /// Called from the signal handler. `send(2)` is async-signal-safe, and
+    /// Called from the signal handler. `send(2)` is async-signal-safe
+    /// (rustix makes the system call itself and allocates nothing), and
     /// signal-hook-registry saves and restores `errno` around its actions. A
     /// full buffer (`EAGAIN`) is fine: a byte already waits to be read, and
     /// the count, not the bytes, says what was delivered.
     fn wake(&self) {
-        let byte = 1u8;
-        // SAFETY: the descriptor is the open write end owned by `self.0`,
-        // which lives as long as this action (see the module docs); the
-        // buffer is one readable byte on this stack frame.
-        unsafe { libc::send(self.0.as_raw_fd(), (&raw const byte).cast(), 1, SEND_FLAGS) };
+        let _ = rustix::net::send(&self.0, &[1], SEND_FLAGS);
     }
 }
 

@@ -102,6 +102,31 @@ impl<S: mio::event::Source> PollEvented<S> {
         })
     }
 
+    /// A byte stream's read into the unfilled part of tokio's `ReadBuf`,
+    /// without zeroing it first: as [`poll_stream_read`](Self::poll_stream_read)
+    /// with `read_into`, which must only write into the memory it is given
+    /// and return how many bytes it wrote (`recv(2)`, `read(2)`). The one
+    /// place brigade's streams hand tokio uninitialised memory.
+    #[cfg(feature = "tokio-io")]
+    pub(crate) fn poll_read_buf(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+        mut read_into: impl FnMut(&S, &mut [std::mem::MaybeUninit<u8>]) -> io::Result<usize>,
+    ) -> Poll<io::Result<()>> {
+        // SAFETY: the unfilled part is only handed to `read_into`, which
+        // writes into it and never de-initialises any of it.
+        let unfilled = unsafe { buf.unfilled_mut() };
+        let len = unfilled.len();
+        let read = self.poll_stream_read(cx, len, |source| read_into(source, unfilled));
+        read.map_ok(|received| {
+            // SAFETY: `read_into` wrote the first `received` bytes of the
+            // unfilled part.
+            unsafe { buf.assume_init(received) };
+            buf.advance(received);
+        })
+    }
+
     /// A byte stream's read into a buffer of `len` bytes: as
     /// [`poll_read_io`](Self::poll_read_io), and a read that fills less
     /// than the buffer drains the source (`ScheduledIo::poll_io`).

@@ -42,23 +42,13 @@ pub(crate) fn poll_read_uninit<S>(
 where
     S: mio::event::Source + std::os::fd::AsFd,
 {
-    // SAFETY: the unfilled part is only handed to socket2's `recv`, which
-    // writes into it and never de-initialises any of it.
-    let unfilled = unsafe { buf.unfilled_mut() };
-    let len = unfilled.len();
-    let read = io.poll_stream_read(cx, len, |stream| {
+    io.poll_read_buf(cx, buf, |stream, unfilled| {
         loop {
             match socket2::SockRef::from(stream).recv(unfilled) {
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
                 result => return result,
             }
         }
-    });
-    read.map_ok(|received| {
-        // SAFETY: `recv` wrote the first `received` bytes of the unfilled
-        // part.
-        unsafe { buf.assume_init(received) };
-        buf.advance(received);
     })
 }
 

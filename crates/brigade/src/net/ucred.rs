@@ -46,36 +46,14 @@ impl UCred {
     }
 }
 
-/// Reads the credentials of `socket`'s peer.
+/// Reads the credentials of `socket`'s peer (`SO_PEERCRED`).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) fn peer_cred(socket: &impl AsFd) -> io::Result<UCred> {
-    use std::os::fd::AsRawFd;
-
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `cred` and `len` are live locals of the size `len` says, as
-    // `getsockopt` needs for `SO_PEERCRED`; the descriptor is borrowed
-    // open for the call.
-    let result = unsafe {
-        libc::getsockopt(
-            socket.as_fd().as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&raw mut cred).cast(),
-            &mut len,
-        )
-    };
-    if result != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let cred = rustix::net::sockopt::socket_peercred(socket)?;
     Ok(UCred {
-        uid: cred.uid,
-        gid: cred.gid,
-        pid: Some(cred.pid),
+        uid: cred.uid.as_raw(),
+        gid: cred.gid.as_raw(),
+        pid: Some(cred.pid.as_raw_nonzero().get()),
     })
 }
 

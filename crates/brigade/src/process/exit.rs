@@ -193,7 +193,7 @@ pub(crate) fn pidfd_supported() -> bool {
 #[cfg(target_os = "linux")]
 mod pidfd {
     use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+    use std::os::fd::{AsRawFd, OwnedFd};
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use mio::unix::SourceFd;
@@ -212,21 +212,15 @@ mod pidfd {
             if UNSUPPORTED.load(Ordering::Relaxed) {
                 return None;
             }
-            let pid = libc::pid_t::try_from(pid).ok()?;
-            let flags: libc::c_uint = 0;
-            // SAFETY: `pidfd_open` takes two integers by value and touches
-            // no memory of ours; its result is checked below.
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, flags) };
-            if fd < 0 {
-                if io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
+            let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
+            match rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
+                Ok(fd) => Some(Pidfd(fd)),
+                Err(rustix::io::Errno::NOSYS) => {
                     UNSUPPORTED.store(true, Ordering::Relaxed);
+                    None
                 }
-                return None;
+                Err(_) => None,
             }
-            let fd = RawFd::try_from(fd).ok()?;
-            // SAFETY: the kernel just returned `fd`, open, to this thread;
-            // nothing else owns it.
-            Some(Pidfd(unsafe { OwnedFd::from_raw_fd(fd) }))
         }
     }
 

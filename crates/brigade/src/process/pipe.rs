@@ -11,7 +11,6 @@
 
 use std::fmt;
 use std::io::{self, IoSlice, Read, Write};
-use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::pin::Pin;
 use std::process::Stdio;
@@ -126,19 +125,8 @@ macro_rules! read_end {
                 cx: &mut Context<'_>,
                 buf: &mut tokio::io::ReadBuf<'_>,
             ) -> Poll<io::Result<()>> {
-                // SAFETY: the unfilled part is only handed to `read(2)`
-                // (`read_uninit`), which writes into it and never
-                // de-initialises any of it.
-                let unfilled = unsafe { buf.unfilled_mut() };
-                let len = unfilled.len();
-                let read = ready!(self.io.poll_stream_read(cx, len, |pipe| {
-                    read_uninit(pipe.as_raw_fd(), unfilled)
-                }))?;
-                // SAFETY: `read(2)` wrote the first `read` bytes of the
-                // unfilled part.
-                unsafe { buf.assume_init(read) };
-                buf.advance(read);
-                Poll::Ready(Ok(()))
+                self.io
+                    .poll_read_buf(cx, buf, |pipe, unfilled| read_uninit(pipe, unfilled))
             }
         }
 
@@ -300,30 +288,28 @@ fn poll_read_to_end(
         if buf.capacity() - buf.len() < READ_CHUNK / 4 {
             buf.reserve(READ_CHUNK);
         }
-        let filled = buf.len();
-        let spare = buf.spare_capacity_mut();
-        let len = spare.len();
-        let read =
-            ready!(io.poll_stream_read(cx, len, |pipe| { read_uninit(pipe.as_raw_fd(), spare) }))?;
+        let len = buf.capacity() - buf.len();
+        // `spare_capacity` extends the vector by what `read(2)` wrote.
+        let read = ready!(io.poll_stream_read(cx, len, |pipe| {
+            rustix::io::retry_on_intr(|| {
+                rustix::io::read(pipe, rustix::buffer::spare_capacity(buf))
+            })
+            .map_err(io::Error::from)
+        }))?;
         if read == 0 {
             return Poll::Ready(Ok(()));
         }
-        // SAFETY: `read(2)` initialised the first `read` bytes of the spare
-        // capacity, which start at `filled`.
-        unsafe { buf.set_len(filled + read) };
     }
 }
 
-/// `read(2)` into possibly uninitialised memory, retried on `EINTR`.
-fn read_uninit(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
-    retry_interrupted(|| {
-        // SAFETY: `buf` is exclusively borrowed and valid for writes of
-        // `buf.len()` bytes for the whole call; `read(2)` writes at most
-        // that many and never reads them. `fd` is the pipe the caller
-        // borrows, open for the call.
-        let read = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        usize::try_from(read).map_err(|_| io::Error::last_os_error())
-    })
+/// `read(2)` into possibly uninitialised memory, retried on `EINTR`:
+/// how many bytes it wrote.
+#[cfg(feature = "tokio-io")]
+fn read_uninit(pipe: &impl AsFd, buf: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<usize> {
+    let read = rustix::io::retry_on_intr(|| {
+        rustix::io::read(pipe, &mut *buf).map(|(read, _)| read.len())
+    })?;
+    Ok(read)
 }
 
 fn retry_interrupted<R>(mut op: impl FnMut() -> io::Result<R>) -> io::Result<R> {

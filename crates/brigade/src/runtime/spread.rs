@@ -234,31 +234,31 @@ fn idle_between(
         .collect()
 }
 
-/// CPUs the host has configured (`_SC_NPROCESSORS_CONF`), at least those
-/// this process may use.
+/// CPUs the host has configured, at least those this process may use:
+/// the `cpuN` entries of `/sys/devices/system/cpu`, which is what glibc's
+/// `_SC_NPROCESSORS_CONF` counts.
 fn host_cpus() -> usize {
     let usable = std::thread::available_parallelism().map_or(1, usize::from);
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: `sysconf` only reads the system's configuration.
-        let configured = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-        if configured > 0 {
-            return usable.max(configured as usize);
-        }
-    }
-    usable
+    let Ok(entries) = std::fs::read_dir("/sys/devices/system/cpu") else {
+        return usable;
+    };
+    let is_cpu = |name: &str| {
+        name.strip_prefix("cpu")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let configured = entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_str().is_some_and(is_cpu))
+        .count();
+    usable.max(configured)
 }
 
 /// The length of `/proc/stat`'s clock tick (`_SC_CLK_TCK`, 100 a second
 /// almost everywhere).
 fn clock_tick_nanos() -> u64 {
     #[cfg(target_os = "linux")]
-    {
-        // SAFETY: `sysconf` only reads the system's configuration.
-        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        if per_second > 0 {
-            return 1_000_000_000 / per_second as u64;
-        }
+    if let Some(nanos) = 1_000_000_000u64.checked_div(rustix::param::clock_ticks_per_second()) {
+        return nanos;
     }
     10_000_000
 }
@@ -330,40 +330,29 @@ pub(crate) fn move_off(_tid: i32, _from: usize, _free: &[usize]) -> Option<usize
     None
 }
 
-/// `sched_getaffinity` and `sched_setaffinity` on a thread id.
+/// `sched_getaffinity` and `sched_setaffinity` on a thread id (0: the
+/// calling thread).
 #[cfg(target_os = "linux")]
 pub(crate) mod affinity {
-    pub(crate) fn get(tid: i32) -> Option<libc::cpu_set_t> {
-        // SAFETY: `cpu_set_t` is a plain bit array, valid when zeroed.
-        let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `mask` is a valid `cpu_set_t` of the size passed; a bad
-        // id makes the call fail, which we report as `None`.
-        let rc = unsafe {
-            libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut mask)
-        };
-        (rc == 0).then_some(mask)
+    use rustix::thread::{CpuSet, Pid, sched_getaffinity, sched_setaffinity};
+
+    pub(crate) fn get(tid: i32) -> Option<CpuSet> {
+        sched_getaffinity(Pid::from_raw(tid)).ok()
     }
 
-    pub(crate) fn set(tid: i32, mask: &libc::cpu_set_t) -> bool {
-        // SAFETY: `mask` is a valid `cpu_set_t` of the size passed; the
-        // kernel only reads it. A bad id or an empty mask makes it fail.
-        let rc =
-            unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), mask) };
-        rc == 0
+    pub(crate) fn set(tid: i32, mask: &CpuSet) -> bool {
+        sched_setaffinity(Pid::from_raw(tid), mask).is_ok()
     }
 
-    pub(crate) fn cpus(mask: &libc::cpu_set_t) -> Vec<usize> {
-        (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: `cpu` is below `CPU_SETSIZE`, the set's size.
-            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, mask) })
+    pub(crate) fn cpus(mask: &CpuSet) -> Vec<usize> {
+        (0..CpuSet::MAX_CPU)
+            .filter(|&cpu| mask.is_set(cpu))
             .collect()
     }
 
-    pub(crate) fn only(cpu: usize) -> libc::cpu_set_t {
-        // SAFETY: as in `get`.
-        let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `cpu` came from `cpus`, so it is below `CPU_SETSIZE`.
-        unsafe { libc::CPU_SET(cpu, &mut mask) };
+    pub(crate) fn only(cpu: usize) -> CpuSet {
+        let mut mask = CpuSet::new();
+        mask.set(cpu);
         mask
     }
 }
@@ -497,8 +486,7 @@ mod tests {
                 tids.send(crate::runtime::thread_cpu::ThreadClock::current().tid())
                     .unwrap();
                 while !stop.load(Ordering::Relaxed) {
-                    // SAFETY: `sched_getcpu` takes nothing and only reads.
-                    on_cpu.store(unsafe { libc::sched_getcpu() } as usize, Ordering::Relaxed);
+                    on_cpu.store(rustix::thread::sched_getcpu(), Ordering::Relaxed);
                 }
             })
         };

@@ -46,8 +46,7 @@ impl ThreadClock {
             // SAFETY: `pthread_self` is always a valid thread of this
             // process, and `clock` is a valid place to write the result.
             let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
-            // SAFETY: `gettid` takes no arguments and cannot fail.
-            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+            let tid = rustix::thread::gettid().as_raw_nonzero().get();
             if rc == 0 && tid > 0 {
                 return ThreadClock { clock, tid };
             }
@@ -91,7 +90,9 @@ impl ThreadClock {
 pub(crate) fn process_cpu_nanos() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
-        read_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+        Some(nanos(rustix::time::clock_gettime(
+            rustix::time::ClockId::ProcessCPUTime,
+        )))
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -103,7 +104,9 @@ pub(crate) fn process_cpu_nanos() -> Option<u64> {
 pub(crate) fn own_cpu_nanos() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
-        read_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+        Some(nanos(rustix::time::clock_gettime(
+            rustix::time::ClockId::ThreadCPUTime,
+        )))
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -111,6 +114,8 @@ pub(crate) fn own_cpu_nanos() -> Option<u64> {
     }
 }
 
+/// Reads another thread's CPU clock. rustix names only the calling
+/// thread's and the process's clocks, so this one stays on libc.
 #[cfg(target_os = "linux")]
 fn read_clock(clock: libc::clockid_t) -> Option<u64> {
     let mut time = libc::timespec {
@@ -121,6 +126,11 @@ fn read_clock(clock: libc::clockid_t) -> Option<u64> {
     // thread that exited) makes the call fail, which we report as `None`.
     let rc = unsafe { libc::clock_gettime(clock, &mut time) };
     (rc == 0).then(|| time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64)
+}
+
+#[cfg(target_os = "linux")]
+fn nanos(time: rustix::time::Timespec) -> u64 {
+    time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
 }
 
 /// What the kernel says a thread is doing.

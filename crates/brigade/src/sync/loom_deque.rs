@@ -61,6 +61,15 @@ struct Slots<T> {
     cells: Box<[UnsafeCell<MaybeUninit<T>>]>,
 }
 
+// SAFETY: the deque and the injector that own slots access them only as
+// their index protocols allow (each index written once by the one thread
+// that was handed it, and taken once by the one that won it, after the
+// write was published), and values move between threads only when
+// `T: Send`.
+unsafe impl<T: Send> Send for Slots<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Slots<T> {}
+
 impl<T> Slots<T> {
     fn new() -> Self {
         Slots {
@@ -96,12 +105,6 @@ struct Deque<T> {
     back: AtomicUsize,
     slots: Slots<T>,
 }
-
-// SAFETY: the slots are only accessed as the index protocol allows (see
-// `Slots`), and values move between threads only when `T: Send`.
-unsafe impl<T: Send> Send for Deque<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for Deque<T> {}
 
 impl<T> Drop for Deque<T> {
     fn drop(&mut self) {
@@ -252,11 +255,6 @@ pub(crate) struct Injector<T> {
     /// published; a taker reads it (Acquire) before the slot.
     written: Box<[AtomicBool]>,
 }
-
-// SAFETY: as for `Deque`.
-unsafe impl<T: Send> Send for Injector<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for Injector<T> {}
 
 impl<T> Drop for Injector<T> {
     fn drop(&mut self) {

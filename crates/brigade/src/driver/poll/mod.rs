@@ -64,7 +64,7 @@
 //! and signals when it leaves the poll.
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 // Picks the epoch poller; no protocol depends on it (see `poll_for_epoch`).
@@ -547,7 +547,11 @@ struct Woken {
 /// `poll(2)`'s timeout would be: a worker paced to the end of a CPU-limit
 /// window (`runtime/cpu_limit/pacer.rs`) would otherwise sleep past it by
 /// half a millisecond on average, a twentieth of a 10 ms window.
-fn wait_readable(fd: RawFd, also: Option<RawFd>, timeout: Option<Duration>) -> Woken {
+fn wait_readable(
+    fd: BorrowedFd<'_>,
+    also: Option<BorrowedFd<'_>>,
+    timeout: Option<Duration>,
+) -> Woken {
     match poll_readable(fd, also, timeout) {
         Ok((by_fd, by_also)) => Woken { by_fd, by_also },
         Err(error) => {
@@ -566,49 +570,35 @@ fn wait_readable(fd: RawFd, also: Option<RawFd>, timeout: Option<Duration>) -> W
 }
 
 /// Whether `fd` is readable right now.
-fn is_readable_now(fd: RawFd) -> bool {
+fn is_readable_now(fd: BorrowedFd<'_>) -> bool {
     poll_readable(fd, None, Some(Duration::ZERO)).is_ok_and(|(ready, _)| ready)
 }
 
 /// `ppoll(2)` (`poll(2)` where there is none) for readability of `fd`
 /// and, if given, `also`: whether each is readable when it returns.
 fn poll_readable(
-    fd: RawFd,
-    also: Option<RawFd>,
+    fd: BorrowedFd<'_>,
+    also: Option<BorrowedFd<'_>>,
     timeout: Option<Duration>,
 ) -> io::Result<(bool, bool)> {
-    let entry = |fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
+    use rustix::event::{PollFd, PollFlags, Timespec};
+
+    // A timeout too long for a `timespec` waits for ever.
+    let timespec = timeout.and_then(|timeout| Timespec::try_from(timeout).ok());
+    let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
+    let mut both = also.map(|also| {
+        [
+            fds[0].clone(),
+            PollFd::from_borrowed_fd(also, PollFlags::IN),
+        ]
+    });
+    let entries: &mut [PollFd<'_>] = match &mut both {
+        Some(both) => both,
+        None => &mut fds,
     };
-    let mut fds = [entry(fd), entry(also.unwrap_or(-1))];
-    let count = if also.is_some() { 2 } else { 1 };
-    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-    let result = {
-        let timespec = timeout.map(|timeout| libc::timespec {
-            tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
-            tv_nsec: timeout.subsec_nanos() as _,
-        });
-        let timespec = timespec
-            .as_ref()
-            .map_or(std::ptr::null(), std::ptr::from_ref);
-        // SAFETY: `fds` is a valid, exclusively borrowed array of at least
-        // `count` entries for the duration of the call; the descriptors are
-        // the driver's own (its epoll fd and its wake pipe), open for as
-        // long as the driver, and so as the caller's `&self`. `timespec` is
-        // null (no timeout) or points to a `timespec` that outlives the
-        // call; a null signal mask leaves the thread's mask as it is.
-        unsafe { libc::ppoll(fds.as_mut_ptr(), count, timespec, std::ptr::null()) }
-    };
-    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-    // SAFETY: as for `ppoll` above, without the timespec.
-    let result = unsafe { libc::poll(fds.as_mut_ptr(), count, timeout_millis(timeout)) };
-    if result < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let readable = |entry: &libc::pollfd| entry.revents & libc::POLLIN != 0;
-    Ok((readable(&fds[0]), also.is_some() && readable(&fds[1])))
+    rustix::event::poll(entries, timespec.as_ref())?;
+    let readable = |entry: &PollFd<'_>| entry.revents().contains(PollFlags::IN);
+    Ok((readable(&entries[0]), entries.get(1).is_some_and(readable)))
 }
 
 /// The watcher's unpark channel: a non-blocking socket pair outside the
@@ -627,8 +617,8 @@ impl WakePipe {
         Ok(WakePipe { reader, writer })
     }
 
-    fn read_fd(&self) -> RawFd {
-        self.reader.as_raw_fd()
+    fn read_fd(&self) -> BorrowedFd<'_> {
+        self.reader.as_fd()
     }
 
     /// Makes the reader readable. A full buffer already is.
