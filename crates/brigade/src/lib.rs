@@ -159,7 +159,7 @@
 #![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 
 // Under `--cfg loom` the scheduler itself is built, with loom's primitives
-// (`sync/`), a driver without I/O (`driver/loom.rs`) and no monitor
+// (`sync/`), a driver without I/O (`driver/model_driver.rs`) and no monitor
 // thread; the I/O, timer and signal modules, which need the real driver,
 // are left out. `cargo test -p brigade --lib` then runs the loom models.
 mod sync;

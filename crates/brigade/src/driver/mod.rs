@@ -67,7 +67,7 @@ use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, lock};
 
 pub(crate) mod clock;
 #[cfg(loom)]
-mod loom;
+mod model_driver;
 pub(crate) mod park;
 #[cfg(not(loom))]
 mod poll;
@@ -83,7 +83,7 @@ pub(crate) mod time;
 pub(crate) mod wheel;
 
 #[cfg(loom)]
-pub(crate) use loom::Driver;
+pub(crate) use model_driver::Driver;
 pub(crate) use park::Parker;
 
 #[cfg(not(loom))]

@@ -4,6 +4,7 @@
 //! `sync/loom_deque.rs`); the bookkeeping, the idle protocol and their
 //! wake-ups are the real code. The whole worker loop is modelled in
 //! `runtime/loom_models/`.
+
 use super::spare::Start;
 use super::*;
 use crate::runtime::idle::Idle;

@@ -3,7 +3,7 @@
 //! and the driver park, the yield queue's hand-off, shutdown) runs on loom
 //! threads, with loom's primitives (`sync/`), crossbeam's queues replaced
 //! by stand-ins that keep their orderings and add no lock
-//! (`sync/loom_deque.rs`), and a driver without I/O (`driver/loom.rs`).
+//! (`sync/loom_deque.rs`), and a driver without I/O (`driver/model_driver.rs`).
 //! Left out: the monitor thread (it works by the clock, which a model does
 //! not have), I/O and timers, and `async-task`'s own atomics (`std`'s,
 //! which loom cannot see: its task state machine is taken as correct).
