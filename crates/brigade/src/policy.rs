@@ -11,7 +11,10 @@
 //! # A. Where a task goes (the schedule hook)
 //!
 //! A spawn or a wake-up reaches `task::host::schedule`, then
-//! `Shared::schedule_on_worker` or `schedule_remote` (`runtime/shared.rs`).
+//! `Shared::schedule_on_worker` or `schedule_off_workers`
+//! (`runtime/schedule.rs`), which ask `placement::place`
+//! (`runtime/placement.rs`): A1 to A6 are that one function, top to
+//! bottom, and its tests are a table of these rules.
 //!
 //! - **A1. Off this runtime's workers** (another thread, a timer or I/O
 //!   harvested by a non-worker, another runtime's worker): the injector.

@@ -52,7 +52,9 @@ mod metrics_publish;
 mod metrics_source;
 #[cfg(not(loom))]
 mod monitor;
+mod placement;
 mod run_next_slot;
+mod schedule;
 mod shared;
 mod shutdown;
 mod shutdown_state;

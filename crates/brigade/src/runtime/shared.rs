@@ -9,24 +9,23 @@ use std::time::{Duration, Instant};
 
 use crate::sync::LocalQueue;
 use crate::sync::deque::Stealer;
-use async_task::{ScheduleInfo, WithInfo};
+use async_task::WithInfo;
 use crossbeam_utils::CachePadded;
 
 use super::blocking::BlockingPool;
 use super::compensation::Compensation;
 use super::cpu_limit::CpuLimitState;
 use super::idle::Idle;
+use super::placement::Arrival;
 use super::run_next_slot::RunNext;
 use super::shutdown_state::{self, ShutdownState};
-use super::worker::Core;
 use super::worker::budget::BudgetReports;
-use super::worker::step_aside::BackgroundTurn;
 use crate::admission::Admission;
 use crate::driver::Driver;
 use crate::metrics::{LatencySampler, MetricsCells};
 use crate::sync::Injector;
 use crate::task::TaskClass;
-use crate::task::class::{Policy, WakeClass};
+use crate::task::class::Policy;
 use crate::task::harness::Harness;
 use crate::task::registry::Registry;
 use crate::task::{JoinHandle, Runnable, TaskMeta};
@@ -251,7 +250,10 @@ impl Shared {
                 )
         });
         if runnable.metadata().registry_key().is_some() {
-            self.schedule_spawned(runnable);
+            if let Err(runnable) = self.schedule_on_worker(runnable, Arrival::Spawned) {
+                self.metrics.count_spawn();
+                self.schedule_off_workers(runnable, Arrival::Spawned);
+            }
         } else {
             // Spawned after shutdown began: cancel at once.
             self.metrics.count_spawn();
@@ -283,144 +285,9 @@ impl Shared {
         JoinHandle::for_blocking(task, waker)
     }
 
-    /// Where a woken task goes, on one of this runtime's workers: the back
-    /// of that worker's deque (a task that woke itself during its poll also
-    /// makes the worker look at the injector first next). Off the workers
-    /// it gives the task back untouched, for [`schedule_remote`]: one read
-    /// of the thread's worker serves both the test and the push (see
-    /// `task::host::schedule`, which calls the two).
-    ///
-    /// [`schedule_remote`]: Self::schedule_remote
-    pub(crate) fn schedule_on_worker(
-        &self,
-        runnable: Runnable,
-        info: ScheduleInfo,
-    ) -> Result<(), Runnable> {
-        self.schedule_here(runnable, info.woken_while_running, false)
-    }
-
-    /// Where a task just spawned goes: as a wake-up. A direct call rather
-    /// than `Runnable::schedule` (whose hook cannot tell a spawn from a
-    /// wake-up), so that one read of the thread's worker also counts the
-    /// spawn in that worker's counters, not in a counter every worker
-    /// writes. The caller's `Arc` keeps this runtime alive for the call.
-    fn schedule_spawned(&self, runnable: Runnable) {
-        if let Err(runnable) = self.schedule_here(runnable, false, true) {
-            self.metrics.count_spawn();
-            self.schedule_off_workers(runnable, false);
-        }
-    }
-
-    /// [`schedule_on_worker`](Self::schedule_on_worker); `spawned`: the
-    /// task was just spawned, and the worker counts the spawn.
-    #[inline]
-    fn schedule_here(
-        &self,
-        runnable: Runnable,
-        woken_while_running: bool,
-        spawned: bool,
-    ) -> Result<(), Runnable> {
-        let notify = super::worker::with_current(|core| match core {
-            Some(core) if std::ptr::eq(&**core.shared(), self) => {
-                if spawned {
-                    self.metrics.worker(core.index()).count_spawn();
-                }
-                runnable.metadata().mirror_task_state();
-                if self.is_shutdown() {
-                    self.shutdown.cancel_later(runnable);
-                    return Ok(false);
-                }
-                Ok(self.schedule_on(core, runnable, woken_while_running, spawned))
-            }
-            _ => Err(runnable),
-        })?;
-        if notify {
-            self.idle.notify_one();
-        }
-        Ok(())
-    }
-
-    /// Where a task woken off this runtime's workers goes: the injector.
-    pub(crate) fn schedule_remote(&self, runnable: Runnable, info: ScheduleInfo) {
-        self.schedule_off_workers(runnable, info.woken_while_running);
-    }
-
-    /// [`schedule_remote`](Self::schedule_remote), for a wake-up or a spawn
-    /// off the workers.
-    fn schedule_off_workers(&self, runnable: Runnable, woken_while_running: bool) {
-        runnable.metadata().mirror_task_state();
-        if self.is_shutdown() {
-            self.shutdown.cancel_later(runnable);
-            return;
-        }
-        self.classify_wake(runnable.metadata(), woken_while_running);
-        self.maybe_sample(&runnable);
-        self.inject(runnable);
-    }
-
-    /// `schedule` on `core`, a worker of this runtime. A background task's
-    /// self-wake steps aside into the yield queue if work waits (see
-    /// `task/class.rs`); every other wake goes to the back of the worker's
-    /// deque, and a self-wake also makes the worker look at the injector
-    /// first. A wake-up the worker delivers from the yield queue is the
-    /// task's own, deferred: it counts as a self-wake, and the task runs.
-    /// Returns whether an idle worker should be notified.
-    fn schedule_on(
-        &self,
-        core: &Core,
-        runnable: Runnable,
-        woken_while_running: bool,
-        spawned: bool,
-    ) -> bool {
-        if woken_while_running && core.take_budget_yield() {
-            // The cooperative budget's yield (C6): the runtime's, not the
-            // task's, so it is not classified (`worker/budget.rs`).
-            self.maybe_sample(&runnable);
-            return core.push_local_yielded(runnable);
-        }
-        let handing_back = core.is_handing_back();
-        let class = self.classify_wake(runnable.metadata(), woken_while_running || handing_back);
-        if matches!(class, WakeClass::Background | WakeClass::Demoted) && !handing_back {
-            match core.background_turn(runnable.metadata()) {
-                BackgroundTurn::RunsOn => {}
-                BackgroundTurn::StepsAside => {
-                    core.step_aside_woken(runnable);
-                    return false;
-                }
-                BackgroundTurn::TakesTurns => {
-                    core.take_turns(runnable);
-                    return false;
-                }
-            }
-        }
-        self.maybe_sample(&runnable);
-        if woken_while_running {
-            core.push_local_yielded(runnable)
-        } else if spawned {
-            core.push_spawned(runnable)
-        } else {
-            core.push_local(runnable)
-        }
-    }
-
-    /// Classifies a wake of `task` (`task/class.rs`), counting and reporting
-    /// a demotion or promotion.
-    #[inline]
-    fn classify_wake(&self, task: &TaskMeta, self_wake: bool) -> WakeClass {
-        let class = task.policy().classify_wake(self_wake);
-        match class {
-            WakeClass::Demoted | WakeClass::Promoted => {
-                self.metrics.count_class_change(class == WakeClass::Demoted);
-                crate::task::class::report_change(class, task.id(), task.location());
-            }
-            WakeClass::Foreground | WakeClass::Background => {}
-        }
-        class
-    }
-
     /// Samples one schedule in `latency_sample_every` for the
     /// scheduling-latency histogram ([`LatencySampler`]).
-    fn maybe_sample(&self, runnable: &Runnable) {
+    pub(crate) fn maybe_sample(&self, runnable: &Runnable) {
         if self.sampler.due() {
             runnable.metadata().set_scheduled_at(self.clock_nanos());
         }

@@ -4,6 +4,7 @@
 use async_task::ScheduleInfo;
 
 use super::Shared;
+use super::placement::Arrival;
 use crate::task::Runnable;
 use crate::task::host::TaskHost;
 use crate::task::registry::Registry;
@@ -12,11 +13,11 @@ impl TaskHost for Shared {
     /// A worker of this runtime (a primary or a spare) holds the runtime's
     /// `Arc` in its `Core` for as long as its thread runs.
     fn schedule_if_held(&self, runnable: Runnable, info: ScheduleInfo) -> Result<(), Runnable> {
-        self.schedule_on_worker(runnable, info)
+        self.schedule_on_worker(runnable, Arrival::of_wake(info))
     }
 
     fn schedule(&self, runnable: Runnable, info: ScheduleInfo) {
-        self.schedule_remote(runnable, info);
+        self.schedule_off_workers(runnable, Arrival::of_wake(info));
     }
 
     fn registry(&self) -> &Registry {

@@ -20,10 +20,10 @@
 //! The resource wakes the task's own waker and returns `Pending` (a
 //! combinator's or a nested executor's waker never yields for the budget:
 //! `task/coop.rs`). The self-wake reaches the schedule hook after the poll
-//! (`Shared::schedule_on`), which sees [`Core::take_budget_yield`] and
-//! schedules the task as a task that yielded (`Core::push_local_yielded`:
-//! the back of this worker's deque, never the run-next slot, with the
-//! injector looked at first; the next turn on a current-thread runtime),
+//! (`placement::place`), which sees [`Core::take_budget_yield`] and
+//! places the task as a task that yielded (A4: the back of this worker's
+//! deque, never the run-next slot, with the injector looked at first; the
+//! next turn on a current-thread runtime),
 //! without classifying the wake (A2): the yield is the runtime's, so it
 //! neither counts towards demotion nor steps a background task aside into
 //! the yield queue.

@@ -24,9 +24,9 @@
 //! after an elastic poll (whose CPU charge depends on it); after a plain
 //! poll the monitor ends it at its next sample, so plain polls pay nothing.
 //!
-//! Where a task woken or spawned on a worker goes is A4 to A6 of the
-//! policy (`Shared::schedule_on_worker`, [`Core::push_local`],
-//! [`Core::push_local_yielded`], `worker/spawned.rs`).
+//! Where a task woken or spawned on a worker goes is A1 to A6 of the
+//! policy, decided in one place (`runtime/placement.rs`) and carried out
+//! by `worker/placement.rs`.
 //!
 //! A task spawned into the worker's empty deque announces itself only if
 //! the spawning poll goes on (`worker/spawned.rs`). Stepping aside:
@@ -38,6 +38,7 @@ mod block_on;
 pub(crate) mod budget;
 pub(crate) mod floor;
 mod park_by_limit;
+mod placement;
 pub(crate) mod run_next;
 mod run_task;
 pub(crate) mod spares;
@@ -59,22 +60,9 @@ use super::{Shared, context};
 use crate::driver::{EVENT_INTERVAL, Parker, PollPark, UnservedProbe, earliest};
 use crate::epoch::epoch_of;
 use crate::policy::GLOBAL_QUEUE_INTERVAL;
+use crate::runtime::placement::WakeMode;
 
 use crate::task::Runnable;
-
-/// Where a task woken on a worker thread goes ([`Core::push_local`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WakeMode {
-    /// To the worker's deque, notifying an idle worker: the usual case.
-    Notify,
-    /// To the worker's deque without a notification: the worker wakes
-    /// tasks it will run itself (driver events dispatched while it parks).
-    Silent,
-    /// Handed straight back: the worker delivers a yielded task's deferred
-    /// wake-up in order to run the task next (`Core::take_back_yielded`,
-    /// `Core::rescue_overdue`).
-    HandBack,
-}
 
 /// The state of one worker, owned by its thread's run loop and reachable
 /// through [`with_current`] while the loop runs. Everything
@@ -185,64 +173,6 @@ impl Core {
     /// its run-next slot are empty.
     pub(crate) fn local_is_empty(&self) -> bool {
         self.local.is_empty() && !self.run_next.full.get()
-    }
-
-    /// Pushes a task woken on this worker: into its run-next slot if
-    /// another task's poll woke it (`worker/run_next.rs`), else onto the
-    /// back of its deque. Returns whether an idle worker should be notified
-    /// (not while this one wakes tasks it will run itself).
-    pub(crate) fn push_local(&self, runnable: Runnable) -> bool {
-        self.count_local_schedule();
-        match self.wakes.mode.get() {
-            WakeMode::Notify if self.may_run_next(&runnable) => self.put_run_next(runnable),
-            WakeMode::Notify => {
-                self.local.push(runnable);
-                true
-            }
-            WakeMode::Silent => {
-                self.local.push(runnable);
-                false
-            }
-            WakeMode::HandBack => {
-                // One wake-up wakes one task; should another task land
-                // here, it queues as usual.
-                if let Some(other) = self.wakes.handed_back.replace(Some(runnable)) {
-                    self.local.push(other);
-                }
-                false
-            }
-        }
-    }
-
-    /// Pushes the task that just yielded onto the back of this worker's
-    /// deque (never the run-next slot); the next tick looks at the
-    /// injector first.
-    pub(crate) fn push_local_yielded(&self, runnable: Runnable) -> bool {
-        self.ticks.injector_first.set(true);
-        match self.wakes.mode.get() {
-            WakeMode::Notify if self.main.block_on.is_some() => {
-                // Current-thread: runs again next turn (`worker/block_on.rs`).
-                self.count_local_schedule();
-                self.main.deferred.borrow_mut().push(runnable);
-                false
-            }
-            WakeMode::Notify => {
-                self.count_local_schedule();
-                self.local.push(runnable);
-                true
-            }
-            _ => self.push_local(runnable),
-        }
-    }
-
-    /// Counts a task pushed into this worker's own deque or run-next slot
-    /// (`worker_local_schedule_count`): a store on its own cache line.
-    #[inline]
-    fn count_local_schedule(&self) {
-        self.shared
-            .metrics
-            .worker(self.index)
-            .count_local_schedule();
     }
 
     /// The worker loop, until shutdown or, for a spare, until it steps

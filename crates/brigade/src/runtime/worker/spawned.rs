@@ -34,7 +34,7 @@
 //! deque, and a second background spawn finds the deque non-empty: both
 //! notify as every other push does. The flag is cleared when the poll
 //! ends (`Core::run_task`); a wake-up that is not a spawn and does not go
-//! to the slot always notifies (`Core::push_local`).
+//! to the slot always notifies (`runtime/placement.rs`, A6).
 //!
 //! Nothing can be lost: the task is in the deque or the slot until this
 //! worker takes it after the poll or a searcher steals it, both of which
@@ -42,33 +42,9 @@
 //! `runtime/run_next_slot.rs`); the notification only decides who gets there
 //! first.
 
-use super::{Core, WakeMode};
-use crate::task::Runnable;
+use super::Core;
 
 impl Core {
-    /// Pushes a task spawned on this worker (see the module docs): into
-    /// the run-next slot if it may go there (`worker/run_next.rs`), else
-    /// into the deque. Returns whether an idle worker should be notified
-    /// now.
-    pub(crate) fn push_spawned(&self, runnable: Runnable) -> bool {
-        if self.wakes.mode.get() == WakeMode::Notify {
-            self.count_local_schedule();
-            if self.may_run_next(&runnable) {
-                return self.put_run_next(runnable);
-            }
-            // Into the deque here, not through `push_local`, which would
-            // test the wake mode and the slot again. Into an empty deque
-            // the notification is held back, as the module docs say.
-            let into_empty = self.local.is_empty();
-            self.local.push(runnable);
-            if into_empty {
-                self.wakes.notify_deferred.set(true);
-            }
-            return !into_empty;
-        }
-        self.push_local(runnable)
-    }
-
     /// Announces a task whose notification this poll held back (a spawn
     /// into the empty deque, or a task in the run-next slot, which it
     /// opens to stealers), if it still waits: the poll that scheduled it

@@ -397,7 +397,7 @@ impl Core {
                 if aborted {
                     shared.evict_aborted();
                 }
-                // As after a self-wake (`push_local_yielded`): the next
+                // As after a self-wake (A4, `placement::place`): the next
                 // look goes to the injector first.
                 self.ticks.injector_first.set(true);
                 self.local.push(next);

@@ -4,8 +4,9 @@
 //! hand-off"). `yield_if_busy()`'s fast path (`recheck_idle`, about once per
 //! epoch) and the worker's own epoch polls (`poll_for_epoch`) ask it.
 
-use super::{Core, WakeMode};
+use super::Core;
 use crate::epoch::epoch_of;
+use crate::runtime::placement::WakeMode;
 
 impl Core {
     /// The epoch poll of a busy worker (`Driver::poll_for_epoch`), or, while

@@ -15,7 +15,8 @@
 //! instead of queueing it, so the task runs on this worker at once. The
 //! wake counts as the task's own, deferred (a self-wake, for its class).
 
-use super::{Core, WakeMode};
+use super::Core;
+use crate::runtime::placement::WakeMode;
 use crate::task::Runnable;
 use crate::yield_queue::{Entry, Waiting};
 
@@ -91,12 +92,6 @@ impl Core {
             self.floor.background_poll_starts(now);
         }
         runnable
-    }
-
-    /// Whether this worker is taking a task back from the yield queue: the
-    /// wake it is delivering is the task's own, deferred.
-    pub(crate) fn is_handing_back(&self) -> bool {
-        self.wakes.mode.get() == WakeMode::HandBack
     }
 
     /// Delivers a deferred wake-up of a task's own waker (`wake`) so that
