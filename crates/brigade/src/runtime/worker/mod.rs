@@ -567,16 +567,15 @@ impl Core {
         // The park hooks (`Builder::on_thread_park`) go round the re-check
         // and the sleep: a task the park hook spawns is seen by the re-check.
         let searching = crate::runtime::thread_hooks::around_park(shared, || {
-            self.wakes.mode.set(WakeMode::Silent);
-            let searching = shared.idle.wait_for_work(
-                self.index,
-                self.search.searching.get(),
-                has_work,
-                sleep,
-                has_local_work,
-            );
-            self.wakes.mode.set(WakeMode::Notify);
-            searching
+            self.with_wake_mode(WakeMode::Silent, || {
+                shared.idle.wait_for_work(
+                    self.index,
+                    self.search.searching.get(),
+                    has_work,
+                    sleep,
+                    has_local_work,
+                )
+            })
         });
         self.search.searching.set(searching);
         // Events dispatched during the park queued tasks here without a

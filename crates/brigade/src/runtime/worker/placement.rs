@@ -89,6 +89,20 @@ impl Core {
         }
     }
 
+    /// Runs `f` with wake-ups on this thread delivered as `mode`, then
+    /// restores the mode (the run loop's is [`WakeMode::Notify`]). The one
+    /// place the mode is set: around the park (`Silent`: events dispatched
+    /// there wake tasks this worker runs itself), around serving an idle
+    /// worker's poll (`Silent`, `worker/unserved.rs`), and around
+    /// delivering a yielded task's deferred wake-up (`HandBack`,
+    /// `worker/yielded.rs`).
+    pub(super) fn with_wake_mode<R>(&self, mode: WakeMode, f: impl FnOnce() -> R) -> R {
+        let outer = self.wakes.mode.replace(mode);
+        let result = f();
+        self.wakes.mode.set(outer);
+        result
+    }
+
     /// Counts a task pushed into this worker's own deque or run-next slot
     /// (`worker_local_schedule_count`): a store on its own cache line.
     #[inline]

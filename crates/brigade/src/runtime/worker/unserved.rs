@@ -59,12 +59,11 @@ impl Core {
         if !self.shared.config.crowded_host_handoff {
             return false;
         }
-        let mode = self.wakes.mode.replace(WakeMode::Silent);
-        let woken = self
-            .shared
-            .driver
-            .harvest_if_unserved(&self.unserved, epoch, self.index);
-        self.wakes.mode.set(mode);
+        let woken = self.with_wake_mode(WakeMode::Silent, || {
+            self.shared
+                .driver
+                .harvest_if_unserved(&self.unserved, epoch, self.index)
+        });
         if woken == 0 {
             return false;
         }

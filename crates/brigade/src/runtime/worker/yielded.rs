@@ -99,9 +99,7 @@ impl Core {
     /// ([`WakeMode::HandBack`]) rather than queued; `None` if the wake-up
     /// scheduled nothing (the task had been woken and run meanwhile).
     fn deliver_own_wake(&self, wake: impl FnOnce()) -> Option<Runnable> {
-        let mode = self.wakes.mode.replace(WakeMode::HandBack);
-        wake();
-        self.wakes.mode.set(mode);
+        self.with_wake_mode(WakeMode::HandBack, wake);
         self.wakes.handed_back.take()
     }
 }
