@@ -461,6 +461,38 @@ pub(crate) const TARGET_RECOVERY_PERMILLE: u64 = 10;
 /// (`runtime/worker/block_on.rs`.)
 pub(crate) const CURRENT_THREAD_TASKS_PER_TURN: u32 = EVENT_INTERVAL;
 
+/// How many queued tasks one turn of a `LocalSet` runs at most before it
+/// polls the future it drives again (`task/local.rs`).
+pub(crate) const LOCAL_SET_TASKS_PER_TURN: usize = 64;
+
+/// Default of [`Builder::compensation_threshold`](crate::Builder::compensation_threshold): 5 ms.
+///
+/// A stuck worker's victims wait up to about twice the threshold (the
+/// threshold, plus up to one sampling interval until the monitor sees it),
+/// so lower is better for them. Lower also costs: the monitor samples the
+/// workers every threshold (or every half long-poll threshold, if that is
+/// sooner), and a threshold within the host's own scheduling hiccups (a
+/// few ms on a shared machine) compensates for workers that are merely
+/// descheduled. At 5 ms the monitor samples every 5 ms, as the long-poll
+/// detector alone has it do (half its default 10 ms threshold). 5 ms was
+/// chosen from a sweep of 1–20 ms with `examples/stuck_worker.rs`;
+/// docs/results.md's "Stuck workers" section has the figures.
+pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
+
+/// Default of `Builder::long_poll_threshold`: a poll that runs longer is
+/// reported (`metrics/long_poll.rs`), and the monitor watches the workers
+/// every half of it.
+pub(crate) const DEFAULT_LONG_POLL_THRESHOLD: Duration = Duration::from_millis(10);
+
+/// Debt older than this is forgiven (the bucket is raised to empty), so a
+/// burst of debt (say, one task that ran far past its grant) cannot block
+/// elastic work indefinitely. CockroachDB refills its bucket to full at this
+/// interval instead, which let every elastic task run at once at each
+/// refill and pushed the foreground p99 far past the target for a whole
+/// window (figures in `docs/results.md`'s "Design choices, measured": measured
+/// numbers are kept there, with when and how they were taken).
+pub(crate) const FORGIVE_DEBT_EVERY: Duration = Duration::from_secs(15);
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -63,15 +63,6 @@ fn elastic(meta: &TaskMeta) -> &ElasticState {
         .expect("only elastic tasks go through admission")
 }
 
-/// Debt older than this is forgiven (the bucket is raised to empty), so a
-/// burst of debt (say, one task that ran far past its grant) cannot block
-/// elastic work indefinitely. CockroachDB refills its bucket to full at this
-/// interval instead, which let every elastic task run at once at each
-/// refill and pushed the foreground p99 far past the target for a whole
-/// window (figures in docs/results.md's "Design choices, measured": measured
-/// numbers are kept there, with when and how they were taken).
-const FORGIVE_DEBT_EVERY: Duration = Duration::from_secs(15);
-
 /// Elastic admission of one runtime: the token bucket, the admission queue
 /// and the coarse slots.
 ///
@@ -197,7 +188,9 @@ impl Admission {
         state.refilled_at = now;
         if state.tokens >= 0.0 {
             state.debt_checked_at = now;
-        } else if now.saturating_duration_since(state.debt_checked_at) >= FORGIVE_DEBT_EVERY {
+        } else if now.saturating_duration_since(state.debt_checked_at)
+            >= crate::policy::FORGIVE_DEBT_EVERY
+        {
             state.tokens = 0.0;
             state.debt_checked_at = now;
         }

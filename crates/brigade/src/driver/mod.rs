@@ -7,7 +7,7 @@
 //!   behind the driver lock, its timers, its signal listener, and the
 //!   optional fallback thread. Under `--cfg loom` it is the model driver of
 //!   `loom.rs` instead: the same lock and wake-up structure, with no I/O and
-//!   no timers. Both share [`EVENT_INTERVAL`] and [`PollPark`].
+//!   no timers. Both share [`EVENT_INTERVAL`](crate::policy::EVENT_INTERVAL) and [`PollPark`].
 //! - The reactor (`reactor.rs`): source registration, the `mio::Waker`, and
 //!   event dispatch to each source's readiness cell (`scheduled_io.rs`).
 //! - The timers (`time.rs`): a hierarchical timing wheel (`wheel.rs`) under
@@ -32,7 +32,7 @@
 //!   pipe), without holding the lock; then it takes the lock and harvests
 //!   without blocking. Other idle workers sleep on their own condvar.
 //! - **Busy workers** poll without blocking, if the lock is free and no
-//!   worker watches, every [`EVENT_INTERVAL`] ticks, in `yield_if_busy()`'s
+//!   worker watches, every [`EVENT_INTERVAL`](crate::policy::EVENT_INTERVAL) ticks, in `yield_if_busy()`'s
 //!   once-per-epoch check, and before taking a task from the yield queue.
 //!   While a worker watches, the same checks ask instead whether it serves
 //!   (`poll/mod.rs`, "the crowded-host hand-off"): a busy worker harvests
@@ -92,7 +92,6 @@ pub(crate) use poll::Driver;
 pub(crate) use poll::test_hooks;
 
 /// B1 of the policy (`policy.rs`): the ticks between non-blocking polls.
-pub(crate) use crate::policy::EVENT_INTERVAL;
 
 /// What [`Driver::park_in_poll`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -44,12 +44,9 @@ use super::harness::Harness;
 use super::host::TaskHost;
 use super::registry::Registry;
 use super::{JoinHandle, Runnable, TaskMeta};
+use crate::policy::LOCAL_SET_TASKS_PER_TURN;
 use crate::runtime::Runtime;
 use crate::sync::{Mutex, lock};
-
-/// How many queued tasks one turn of the driver runs at most, before it
-/// polls the driving future again.
-const TASKS_PER_TURN: usize = 64;
 
 /// A set of `!Send` tasks that run on the thread that drives the set: the
 /// home of [`spawn_local`] (tokio's `LocalSet`, same API).
@@ -150,11 +147,11 @@ impl LocalShared {
         !lock(&self.queue).runnables.is_empty()
     }
 
-    /// One turn: runs the tasks queued now (up to [`TASKS_PER_TURN`]), with
+    /// One turn: runs the tasks queued now (up to [`LOCAL_SET_TASKS_PER_TURN`]), with
     /// `waker` registered as the driver's. Returns whether tasks are still
     /// queued.
     fn run_turn(&self, waker: &Waker) -> bool {
-        for runnable in self.take(Some(waker), TASKS_PER_TURN) {
+        for runnable in self.take(Some(waker), LOCAL_SET_TASKS_PER_TURN) {
             // A cancelled task is dropped unrun (its future with it). `run`
             // cannot unwind: the harness catches panics.
             if runnable.metadata().is_cancelled() {

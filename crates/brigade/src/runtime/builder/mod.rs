@@ -72,19 +72,7 @@ pub struct Builder {
 /// docs/results.md's "Design choices, measured" section has the figures.
 pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 
-/// Default of [`Builder::compensation_threshold`]: 5 ms.
-///
-/// A stuck worker's victims wait up to about twice the threshold (the
-/// threshold, plus up to one sampling interval until the monitor sees it),
-/// so lower is better for them. Lower also costs: the monitor samples the
-/// workers every threshold (or every half long-poll threshold, if that is
-/// sooner), and a threshold within the host's own scheduling hiccups (a
-/// few ms on a shared machine) compensates for workers that are merely
-/// descheduled. At 5 ms the monitor samples every 5 ms, as the long-poll
-/// detector alone has it do (half its default 10 ms threshold). 5 ms was
-/// chosen from a sweep of 1–20 ms with `examples/stuck_worker.rs`;
-/// docs/results.md's "Stuck workers" section has the figures.
-pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
+pub use crate::policy::DEFAULT_COMPENSATION_THRESHOLD;
 
 impl Default for Builder {
     fn default() -> Self {
@@ -108,7 +96,7 @@ impl Builder {
             driver_thread: false,
             elastic: ElasticConfig::default(),
             latency_sample_every: DEFAULT_LATENCY_SAMPLE_EVERY,
-            long_poll_threshold: Some(Duration::from_millis(10)),
+            long_poll_threshold: Some(crate::policy::DEFAULT_LONG_POLL_THRESHOLD),
             compensation_threshold: Some(DEFAULT_COMPENSATION_THRESHOLD),
             max_spare_workers: None,
             demote_background: true,

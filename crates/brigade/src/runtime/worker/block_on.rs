@@ -6,7 +6,7 @@
 //!
 //! 1. Poll the `block_on` future, first and then whenever its waker was
 //!    woken ([`MainSignal`]); return if it is ready.
-//! 2. Run queued tasks, up to [`TASKS_PER_TURN`], in the order they were
+//! 2. Run queued tasks, up to [`CURRENT_THREAD_TASKS_PER_TURN`], in the order they were
 //!    scheduled (no run-next slot: `worker/run_next.rs`). The turn ends
 //!    early when no task is left, or when a task's `yield_if_busy()` gave
 //!    way to the woken `block_on` future (`Core::yield_to_main`). A task
@@ -41,14 +41,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use super::Core;
+use crate::policy::CURRENT_THREAD_TASKS_PER_TURN;
 use crate::runtime::Shared;
 use crate::runtime::current_thread::MainSignal;
 use crate::sync::LocalQueue;
 use crate::task::Runnable;
-
-/// How many tasks a turn of the loop runs at most before it polls a
-/// woken `block_on` future (`policy.rs`).
-const TASKS_PER_TURN: u32 = crate::policy::CURRENT_THREAD_TASKS_PER_TURN;
 
 impl Core {
     /// The core of a current-thread runtime's one worker, run by the
@@ -147,7 +144,7 @@ impl Core {
     /// gave way to the `block_on` future, or shutdown. Returns `true` if it
     /// found no task left.
     fn run_tasks(&self) -> bool {
-        for _ in 0..TASKS_PER_TURN {
+        for _ in 0..CURRENT_THREAD_TASKS_PER_TURN {
             if self.shared.is_shutdown() {
                 return false;
             }

@@ -57,9 +57,9 @@ use crate::sync::deque::Steal;
 
 use super::handle::Handle;
 use super::{Shared, context};
-use crate::driver::{EVENT_INTERVAL, Parker, PollPark, UnservedProbe, earliest};
+use crate::driver::{Parker, PollPark, UnservedProbe, earliest};
 use crate::epoch::epoch_of;
-use crate::policy::GLOBAL_QUEUE_INTERVAL;
+use crate::policy::{EVENT_INTERVAL, GLOBAL_QUEUE_INTERVAL};
 use crate::runtime::placement::WakeMode;
 
 use crate::task::Runnable;
