@@ -117,10 +117,11 @@
 //!   back to this worker. Why the grace: the owner takes its background
 //!   task back a moment later, and moving it between threads moves the
 //!   roles the OS has settled (docs/results.md, the `kv` section).
-//! - **B10. Elastic idle grant**: an elastic task waiting for admission
-//!   tokens, unless it is coarse or `ElasticConfig::use_idle_workers` is
-//!   off, runs on CPU nobody else wants (`admission/mod.rs`,
-//!   `take_for_idle_worker`).
+//! - **B10. Elastic idle grant**, reached only as B9 is (by a searcher
+//!   that found nothing, and not while E3 paces): an elastic task waiting
+//!   for admission tokens, unless it is coarse or
+//!   `ElasticConfig::use_idle_workers` is off, runs on CPU nobody else
+//!   wants (`admission/mod.rs`, `take_for_idle_worker`).
 //! - **B11. Park** (`Idle::wait_for_work`): count itself idle, re-check
 //!   every queue (open run-next slots, the yield queue as B9 may take it,
 //!   elastic idle work), then sleep inside the driver's poll if nobody
@@ -155,12 +156,17 @@
 //!   (docs/results.md, "Crowded host: the hand-off as a setting").
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
 //! - **C3. Elastic grant** used up: give way, back through admission
-//!   (`admission/elastic_poll.rs`). With a worker idle, an elastic task
-//!   continues.
+//!   (`admission/elastic_poll.rs`). Otherwise, with a worker idle, an
+//!   elastic task continues, after the fast path's once-per-epoch I/O
+//!   poll (which it skipped): if that woke a task here, it moves to the
+//!   back instead. (Before C3: C2, then E3's step aside while the CPU
+//!   limit's window is spent; `Core::step_aside_or_continue`.)
 //! - **C4. Continue** while a worker is idle (the fast path fell through
 //!   only because an abort elsewhere holds attention), or while the task
 //!   holds a rescue slice (B2).
-//! - **C5. Decide** (`Core::decide`, `runtime/worker/step_aside.rs`): the
+//! - **C5. Decide** (`Core::decide`, `runtime/worker/step_aside.rs`): on
+//!   a current-thread runtime, the `block_on` future or a task that
+//!   yielded this turn is ready: *move to the back*; the
 //!   own deque holds a task: *move to the back* (or *step aside* if this
 //!   task moved to the back last time: the sentinel); the injector holds a
 //!   task: *step aside*; then, once per epoch: the epoch's I/O poll woke a
