@@ -35,7 +35,10 @@ use super::{OpenOptions, asyncify};
 /// flush first. A read or seek in between keeps it for them. **A file
 /// dropped with a write in flight finishes that write in the background,
 /// and its error is lost**, as with tokio: flush before dropping a file
-/// whose writes matter. Flushing does not make the bytes durable: that is
+/// whose writes matter. A write still queued when the runtime shuts down
+/// is run before the runtime's blocking threads exit, as tokio's is, not
+/// dropped (a write started after the shutdown began is refused, and the
+/// next operation says so). Flushing does not make the bytes durable: that is
 /// what [`sync_all`](Self::sync_all) is for.
 ///
 /// # Examples
