@@ -586,3 +586,80 @@ fn an_operation_dropped_at_shutdown_is_reported_once() {
         });
     });
 }
+
+/// Queues three closures behind a blocker on `rt`'s only blocking thread
+/// (`one_blocking_thread`): a `File` write (the file dropped meanwhile),
+/// an `fs::write`, and a plain `spawn_blocking` closure, whose handle is
+/// returned with the blocker's release.
+fn queue_writes_behind_a_blocker(
+    rt: &brigade::Runtime,
+    dir: &TempDir,
+) -> (std::sync::mpsc::Sender<()>, brigade::JoinHandle<()>) {
+    let mut file = rt.block_on(File::create(dir.join("file"))).unwrap();
+    rt.block_on(async {
+        let release = occupy_the_blocking_thread().await;
+        // Returns at once: the bytes were taken, their write is queued.
+        file.write_all(b"by File").await.unwrap();
+        drop(file);
+        let mut write = std::pin::pin!(fs::write(dir.join("write"), "by fs::write"));
+        assert!(poll_once(&mut write).is_pending());
+        let plain = brigade::spawn_blocking(|| {});
+        let queued = brigade::runtime::Handle::current()
+            .metrics()
+            .blocking_queue_depth();
+        assert_eq!(queued, 3, "the three closures wait behind the blocker");
+        (release, plain)
+    })
+}
+
+fn assert_both_writes_landed(dir: &TempDir) {
+    assert_eq!(std::fs::read(dir.join("file")).unwrap(), b"by File");
+    assert_eq!(std::fs::read(dir.join("write")).unwrap(), b"by fs::write");
+}
+
+/// Writes still queued when the runtime is dropped are run before the
+/// drop returns, not dropped (tokio's "mandatory" blocking tasks); the
+/// plain closure queued with them is still dropped unrun.
+#[test]
+fn writes_queued_when_the_runtime_drops_are_run_first() {
+    with_timeout(2 * common::TIMEOUT_SECS, || {
+        let dir = TempDir::new("mandatory-drop");
+        let rt = one_blocking_thread();
+        let metrics = rt.metrics();
+        let (release, plain) = queue_writes_behind_a_blocker(&rt, &dir);
+        // The blocker goes once the shutdown has dropped the plain closure
+        // and kept the writes, so they are queued, not running, then.
+        let releaser = std::thread::spawn(move || {
+            let _release = release;
+            wait_until("the shutdown kept the two writes queued", || {
+                metrics.blocking_queue_depth() == 2
+            });
+        });
+        drop(rt);
+        assert_both_writes_landed(&dir);
+        releaser.join().unwrap();
+        assert!(local_block_on(plain).unwrap_err().is_cancelled());
+    });
+}
+
+/// After `shutdown_background`, the blocking thread runs the queued writes
+/// once it is free, though nobody waits for it.
+#[test]
+fn writes_queued_at_shutdown_background_are_run_by_the_pool() {
+    with_timeout(2 * common::TIMEOUT_SECS, || {
+        let dir = TempDir::new("mandatory-background");
+        let rt = one_blocking_thread();
+        let (release, plain) = queue_writes_behind_a_blocker(&rt, &dir);
+        rt.shutdown_background();
+        assert!(local_block_on(plain).unwrap_err().is_cancelled());
+        // Nothing ran yet: the only blocking thread is still held.
+        assert_eq!(std::fs::read(dir.join("file")).unwrap(), b"");
+        assert!(!dir.join("write").exists());
+        drop(release);
+        wait_until("the queued writes reached their files", || {
+            std::fs::read(dir.join("file")).is_ok_and(|bytes| bytes == b"by File")
+                && std::fs::read(dir.join("write")).is_ok_and(|bytes| bytes == b"by fs::write")
+        });
+        assert_both_writes_landed(&dir);
+    });
+}

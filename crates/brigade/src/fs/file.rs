@@ -29,13 +29,16 @@ use super::{OpenOptions, asyncify};
 ///
 /// # Flush before you rely on a write
 /// A write's error is returned by the next write, by
-/// [`flush`](tokio::io::AsyncWriteExt::flush) or `shutdown` (which wait
+/// [`flush`](tokio::io::AsyncWrite::poll_flush) or `shutdown` (which wait
 /// for the write in flight), or by [`sync_all`](Self::sync_all),
 /// [`sync_data`](Self::sync_data) and [`set_len`](Self::set_len), which
 /// flush first. A read or seek in between keeps it for them. **A file
 /// dropped with a write in flight finishes that write in the background,
 /// and its error is lost**, as with tokio: flush before dropping a file
-/// whose writes matter. Flushing does not make the bytes durable: that is
+/// whose writes matter. A write still queued when the runtime shuts down
+/// is run before the runtime's blocking threads exit, as tokio's is, not
+/// dropped (a write started after the shutdown began is refused, and the
+/// next operation says so). Flushing does not make the bytes durable: that is
 /// what [`sync_all`](Self::sync_all) is for.
 ///
 /// # Examples
@@ -120,7 +123,7 @@ impl File {
 
     /// Waits for the operation in flight, then gives back the std file,
     /// its cursor where this file's reader or writer stopped. The
-    /// in-flight write's error is dropped: [`flush`](tokio::io::AsyncWriteExt::flush)
+    /// in-flight write's error is dropped: [`flush`](tokio::io::AsyncWrite::poll_flush)
     /// first to see it.
     pub async fn into_std(mut self) -> StdFile {
         let inner = self.inner.get_mut();

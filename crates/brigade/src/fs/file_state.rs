@@ -8,7 +8,10 @@
 //! it waits for the closure and takes the outcome. A closure that never
 //! ran (the runtime shut down first, and its pool dropped it) is an error
 //! for the operation that settles it, once; the file is idle again, with
-//! an empty buffer, and usable from another runtime.
+//! an empty buffer, and usable from another runtime. A write's closure is
+//! never dropped that way once queued (`AtShutdown::Run`: the pool runs it
+//! at shutdown), since its caller was told the bytes were taken; only one
+//! started after the shutdown began is refused, and reported so.
 //! - A read is answered from the buffer's unread bytes if it holds some;
 //!   else a closure reads once, at most `min(len, max_buf_size)` bytes,
 //!   into the buffer, and the read is answered from it. The file's cursor
@@ -34,7 +37,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use super::lost;
+use super::{AtShutdown, lost};
 use crate::task::JoinHandle;
 use crate::task::coop::{budgeted, with_unconstrained};
 
@@ -198,10 +201,12 @@ impl Inner {
         }
     }
 
-    /// Starts `op` on the blocking pool with the (idle) file's buffer.
+    /// Starts `op` on the blocking pool with the (idle) file's buffer;
+    /// `at_shutdown` says whether a shutdown that finds it queued runs it.
     fn start(
         &mut self,
         std: &Arc<StdFile>,
+        at_shutdown: AtShutdown,
         op: impl FnOnce(&StdFile, &mut Buf) -> Operation + Send + 'static,
     ) {
         // Panics outside a runtime before the buffer is taken.
@@ -211,10 +216,14 @@ impl Inner {
             unreachable!("an operation starts on an idle file")
         };
         let std = std.clone();
-        self.state = State::Busy(runtime.spawn_blocking(move || {
+        let op = move || {
             let operation = op(&std, &mut buf);
             (operation, buf)
-        }));
+        };
+        self.state = State::Busy(match at_shutdown {
+            AtShutdown::Dropped => runtime.spawn_blocking(op),
+            AtShutdown::Run => runtime.spawn_mandatory_blocking(op),
+        });
     }
 
     /// Reads at most `want` bytes: hands them to `put`, which copies
@@ -245,7 +254,7 @@ impl Inner {
                     return Poll::Ready(Ok(buf.hand_out(&mut put)));
                 }
                 let len = cmp::min(want, max_buf_size.max(1));
-                self.start(std, move |std, buf| {
+                self.start(std, AtShutdown::Dropped, move |std, buf| {
                     Operation::Read(buf.read_from(std, len))
                 });
             }
@@ -274,7 +283,9 @@ impl Inner {
             let ahead = buf.discard_unread();
             let seek = (ahead != 0).then_some(SeekFrom::Current(ahead));
             let len = buf.fill_from(src, max_buf_size.max(1));
-            self.start(std, move |std, buf| {
+            // Run even if the runtime shuts down first: `Ready(len)` told
+            // the caller the bytes were taken (`AtShutdown::Run`).
+            self.start(std, AtShutdown::Run, move |std, buf| {
                 Operation::Write(buf.write_to(std, seek))
             });
             Poll::Ready(Ok(len))
@@ -309,7 +320,9 @@ impl Inner {
                 io::Error::new(io::ErrorKind::InvalidInput, "seek offset overflows an i64")
             })?;
         }
-        self.start(std, move |mut std, _| Operation::Seek(std.seek(pos)));
+        self.start(std, AtShutdown::Dropped, move |mut std, _| {
+            Operation::Seek(std.seek(pos))
+        });
         Ok(())
     }
 
@@ -345,7 +358,7 @@ impl Inner {
     /// seeking back over unread bytes.
     pub(super) fn start_set_len(&mut self, std: &Arc<StdFile>, size: u64) {
         let ahead = self.buf().discard_unread();
-        self.start(std, move |mut std, _| {
+        self.start(std, AtShutdown::Dropped, move |mut std, _| {
             let seek = match ahead {
                 0 => Ok(0),
                 ahead => std.seek(SeekFrom::Current(ahead)),

@@ -15,6 +15,11 @@
 //! flight and a buffer, so its reads and writes move up to
 //! [`File::max_buf_size`] bytes per trip (2 MiB by default).
 //!
+//! At shutdown the pool drops the operations still queued, as tokio's
+//! does, except writes ([`File`]'s and [`write()`]'s): those it runs
+//! before its threads exit, so that no bytes a caller handed over are
+//! lost. Operations started once the shutdown began are refused.
+//!
 //! Errors are std's: `NotFound`, `PermissionDenied`, `AlreadyExists`, ...
 //! as the same call on [`std::fs`] returns them.
 //!
@@ -85,14 +90,32 @@ fn current(what: &str) -> Handle {
     })
 }
 
+/// What the runtime's shutdown does with an operation still queued on
+/// the blocking pool, not yet started.
+#[derive(Debug, Clone, Copy)]
+enum AtShutdown {
+    /// Dropped unrun: reads, seeks, metadata, path operations. Whoever
+    /// awaits it gets [`lost`]'s error; nothing on disk changed.
+    Dropped,
+    /// Run before the pool's threads exit, as tokio does for file writes:
+    /// a write whose bytes the caller was told were taken (`File`'s
+    /// writes return before they run), or [`write()`]. Dropping those
+    /// would lose data silently.
+    Run,
+}
+
 /// Starts `f` on the current runtime's blocking pool (see [`current`]).
 #[track_caller]
-fn spawn_blocking<F, R>(what: &str, f: F) -> JoinHandle<R>
+fn spawn_blocking<F, R>(what: &str, at_shutdown: AtShutdown, f: F) -> JoinHandle<R>
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    current(what).spawn_blocking(f)
+    let runtime = current(what);
+    match at_shutdown {
+        AtShutdown::Dropped => runtime.spawn_blocking(f),
+        AtShutdown::Run => runtime.spawn_mandatory_blocking(f),
+    }
 }
 
 /// Runs the blocking call `f` on the blocking pool and returns its
@@ -103,13 +126,23 @@ where
     F: FnOnce() -> io::Result<T> + Send + 'static,
     T: Send + 'static,
 {
-    spawn_blocking(what, f)
+    asyncify_as(what, AtShutdown::Dropped, f).await
+}
+
+/// [`asyncify`], with what shutdown does to `f` if it is still queued.
+async fn asyncify_as<F, T>(what: &'static str, at_shutdown: AtShutdown, f: F) -> io::Result<T>
+where
+    F: FnOnce() -> io::Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    spawn_blocking(what, at_shutdown, f)
         .await
         .unwrap_or_else(|_| Err(lost()))
 }
 
 /// The error for an operation whose blocking-pool closure never returned:
-/// the runtime shut down before it ran (the pool drops queued closures).
+/// the runtime shut down before it ran (the pool drops queued closures
+/// that are not [`AtShutdown::Run`], and refuses new ones).
 fn lost() -> io::Error {
     io::Error::other(
         "a file system operation on the blocking pool did not complete \

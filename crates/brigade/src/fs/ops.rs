@@ -5,7 +5,7 @@ use std::fs::{Metadata, Permissions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::asyncify;
+use super::{AtShutdown, asyncify, asyncify_as};
 
 /// Reads the whole file at `path` into a vector, in one blocking call
 /// ([`std::fs::read`], which sizes the vector from the file's length).
@@ -77,7 +77,12 @@ pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     let contents = contents.as_ref().to_owned();
-    asyncify("brigade::fs::write", move || std::fs::write(path, contents)).await
+    // Run even if the runtime shuts down first: a task dropped at shutdown
+    // must not leave a write that was queued undone (`AtShutdown::Run`).
+    asyncify_as("brigade::fs::write", AtShutdown::Run, move || {
+        std::fs::write(path, contents)
+    })
+    .await
 }
 
 /// Queries the metadata of `path`, following symbolic links

@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use super::{asyncify, lost};
+use super::{AtShutdown, asyncify, lost};
 use crate::task::JoinHandle;
 use crate::task::coop::{budgeted, with_unconstrained};
 
@@ -133,10 +133,14 @@ impl ReadDir {
                         let Some(mut chunk) = self.take_chunk() else {
                             unreachable!("the state holds a chunk")
                         };
-                        let handle = super::spawn_blocking("brigade::fs::ReadDir", move || {
-                            chunk.fill();
-                            chunk
-                        });
+                        let handle = super::spawn_blocking(
+                            "brigade::fs::ReadDir",
+                            AtShutdown::Dropped,
+                            move || {
+                                chunk.fill();
+                                chunk
+                            },
+                        );
                         self.state = State::Busy(handle);
                     }
                     State::Busy(handle) => {

@@ -13,11 +13,22 @@
 //!   took it off `idle`), at shutdown, or after `keep_alive` without work
 //!   (then it exits). Counting claimed wake-ups separately from signals makes
 //!   spurious condvar wake-ups and timeouts that race with a push harmless.
-//! - Shutdown sets the flag, drops every queued task (cancelling it), wakes
-//!   every idle thread, then waits (up to a deadline) for `threads` and
-//!   `stopping` to reach zero: a thread leaving the pool moves itself from
-//!   the one to the other under the lock, and leaves `stopping` once its
-//!   stop hook (`thread_hooks.rs`) has run.
+//! - A task is *mandatory* ([`Mandatory::Yes`]) when dropping it unrun
+//!   would lose data: a file write (`fs`), whose caller was told the bytes
+//!   were taken. As tokio's pool, shutdown runs those rather than drop them.
+//! - Shutdown sets the flag, drops every queued task that is not mandatory
+//!   (cancelling it) and leaves the mandatory ones queued, wakes every idle
+//!   thread, then waits (up to a deadline) for `threads` and `stopping` to
+//!   reach zero. A thread still runs queued tasks after the flag is set and
+//!   leaves only once the queue is empty, so the mandatory tasks run, in
+//!   their order, before the pool's threads are gone (past a deadline, in
+//!   the background). A queued task implies a counted thread (the pusher
+//!   starts one, or one that failed to start cancels the orphans), so
+//!   somebody is there to run them. A push after the flag is refused, as
+//!   tokio's is, mandatory or not: its `JoinHandle` resolves as cancelled.
+//!   A thread leaving the pool moves itself from `threads` to `stopping`
+//!   under the lock, and leaves `stopping` once its stop hook
+//!   (`thread_hooks.rs`) has run.
 //! - Each queued task holds the runtime's clock (`driver/clock.rs`) from
 //!   its push until its closure returned, and so its `JoinHandle`'s waker
 //!   was woken, or until it is dropped unrun: a paused clock does not
@@ -58,9 +69,25 @@ pub(crate) struct BlockingPool {
     driver: Arc<Driver>,
 }
 
+/// Whether a queued blocking task runs even if the runtime shuts down
+/// before a thread took it (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mandatory {
+    /// Run at shutdown too: dropping it would lose data (a file write).
+    Yes,
+    /// Dropped unrun at shutdown (cancelled): every `spawn_blocking`.
+    No,
+}
+
+/// A task waiting for a thread.
+struct Queued {
+    runnable: Runnable,
+    mandatory: Mandatory,
+}
+
 #[derive(Default)]
 struct PoolState {
-    queue: VecDeque<Runnable>,
+    queue: VecDeque<Queued>,
     threads: usize,
     /// Threads that left the pool and run their stop hook.
     stopping: usize,
@@ -92,7 +119,7 @@ impl BlockingPool {
     }
 
     /// Queues a blocking task (the schedule hook of `spawn_blocking` tasks).
-    pub(crate) fn push(&self, shared: &Arc<Shared>, runnable: Runnable) {
+    pub(crate) fn push(&self, shared: &Arc<Shared>, runnable: Runnable, mandatory: Mandatory) {
         let mut state = lock(&self.state);
         if state.shutdown {
             drop(state);
@@ -100,7 +127,10 @@ impl BlockingPool {
             return;
         }
         self.driver.clock().acquire_hold();
-        state.queue.push_back(runnable);
+        state.queue.push_back(Queued {
+            runnable,
+            mandatory,
+        });
         if state.idle > 0 {
             state.idle -= 1;
             state.wakeups += 1;
@@ -182,7 +212,7 @@ impl BlockingPool {
     fn serve(&self) {
         let mut state = lock(&self.state);
         loop {
-            if let Some(runnable) = state.queue.pop_front() {
+            if let Some(Queued { runnable, .. }) = state.queue.pop_front() {
                 drop(state);
                 // A cancelled task is dropped unrun. `run` cannot unwind: the
                 // harness catches panics from the closure and its destructor.
@@ -224,17 +254,23 @@ impl BlockingPool {
         state.stopping += 1;
     }
 
-    /// Cancels queued tasks and waits for the threads to exit, until
-    /// `deadline` if one is given.
+    /// Cancels the queued tasks that are not mandatory, and waits for the
+    /// threads to run the mandatory ones and exit, until `deadline` if one
+    /// is given.
     pub(crate) fn shutdown(&self, deadline: Option<Instant>) -> bool {
-        let queued = {
+        let cancelled: VecDeque<Queued> = {
             let mut state = lock(&self.state);
             state.shutdown = true;
-            std::mem::take(&mut state.queue)
+            let (kept, cancelled) = std::mem::take(&mut state.queue)
+                .into_iter()
+                .partition(|queued| queued.mandatory == Mandatory::Yes);
+            state.queue = kept;
+            cancelled
         };
         self.work.notify_all();
-        let dropped = queued.len();
-        drop(queued);
+        let dropped = cancelled.len();
+        // Outside the lock: a task's destructor may spawn again.
+        drop(cancelled);
         (0..dropped).for_each(|_| self.driver.release_hold());
         // A pool cannot wait for the thread that is shutting it down.
         let own = usize::from(POOL_OF_THIS_THREAD.with(|pool| std::ptr::eq(pool.get(), self)));

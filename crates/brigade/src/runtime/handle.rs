@@ -91,6 +91,22 @@ impl Handle {
         self.shared.spawn_blocking(f, Location::caller())
     }
 
+    /// Runs `f` on the blocking pool as a *mandatory* task: if the runtime
+    /// shuts down while `f` is still queued, the pool runs it rather than
+    /// drop it (`runtime/blocking.rs`), as tokio's does for file writes. For
+    /// work whose loss would lose data the caller was told was taken. A
+    /// call after the shutdown began is refused as any `spawn_blocking`
+    /// is: the handle resolves as cancelled.
+    #[track_caller]
+    pub(crate) fn spawn_mandatory_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.shared
+            .spawn_blocking_as(f, Location::caller(), super::blocking::Mandatory::Yes)
+    }
+
     /// Spawns `future` of `class` on this runtime, as spawned at
     /// `location`: for the free functions (`task/spawn.rs`), whose caller's
     /// location a closure would lose.

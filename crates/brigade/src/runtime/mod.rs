@@ -103,7 +103,8 @@ use shutdown::WorkerThreads;
 /// Dropping the runtime shuts it down: workers stop after their current
 /// poll, every unfinished task's future is dropped (its `JoinHandle`
 /// resolves as cancelled), and the call waits for the worker threads and for
-/// running `spawn_blocking` closures. Tasks that never end by themselves
+/// running `spawn_blocking` closures, and runs the [`fs`](crate::fs)
+/// writes still queued (other queued closures are dropped). Tasks that never end by themselves
 /// end too: a loop on [`yield_if_busy`](crate::yield_if_busy) or
 /// [`yield_now`](crate::yield_now) gives way at its next call, and tasks
 /// waiting on I/O, timers or nothing at all are dropped where they wait.
@@ -282,7 +283,8 @@ impl Runtime {
     /// Shuts the runtime down without waiting for its threads: like
     /// [`shutdown_timeout`](Self::shutdown_timeout) with a zero timeout.
     /// Every task not running is dropped here; worker threads in a poll and
-    /// running `spawn_blocking` closures finish it on their own. Unlike
+    /// running `spawn_blocking` closures finish it on their own, and the
+    /// blocking threads run the queued [`fs`](crate::fs) writes. Unlike
     /// dropping the runtime, it never waits for a poll, so it may be called
     /// from async code.
     ///

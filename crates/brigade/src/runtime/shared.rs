@@ -12,7 +12,7 @@ use crate::sync::deque::Stealer;
 use async_task::WithInfo;
 use crossbeam_utils::CachePadded;
 
-use super::blocking::BlockingPool;
+use super::blocking::{BlockingPool, Mandatory};
 use super::compensation::Compensation;
 use super::cpu_limit::CpuLimitState;
 use super::idle::Idle;
@@ -272,10 +272,25 @@ impl Shared {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
+        self.spawn_blocking_as(f, location, Mandatory::No)
+    }
+
+    /// Runs `f` on the blocking pool, at shutdown too if `mandatory`
+    /// (`blocking.rs`).
+    pub(crate) fn spawn_blocking_as<F, R>(
+        self: &Arc<Self>,
+        f: F,
+        location: &'static Location<'static>,
+        mandatory: Mandatory,
+    ) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
         let id = TaskMeta::next_id();
         let schedule = {
             let shared = self.clone();
-            move |runnable| shared.blocking.push(&shared, runnable)
+            move |runnable| shared.blocking.push(&shared, runnable, mandatory)
         };
         let (runnable, task) = async_task::Builder::new()
             .metadata(TaskMeta::new(self, None, id, location, Policy::Foreground))

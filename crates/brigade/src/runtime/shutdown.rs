@@ -52,7 +52,9 @@
 //!    woken and joined (until the deadline, waking it again every 10 ms in
 //!    case a straggling worker used up the wake-up).
 //! 10. **Blocking pool.** Queued `spawn_blocking` closures are dropped
-//!     unrun; running ones are waited for (until the deadline).
+//!     unrun, except mandatory ones (`fs` writes, `blocking.rs`), which
+//!     the pool's threads run; running ones, and those, are waited for
+//!     (until the deadline).
 //! 11. **tokio.** With feature `tokio-compat`, the runtime's tokio runtime
 //!     is shut down in the background (`tokio_compat.rs`): last, since
 //!     brigade tasks dropped in the steps before may hold tokio resources.
