@@ -216,3 +216,41 @@ fn shutdown_background_drops_pending_tasks_without_waiting() {
         }
     });
 }
+
+#[test]
+fn runtime_flavor_says_which_builder_made_the_runtime() {
+    use brigade::runtime::RuntimeFlavor;
+    with_timeout(TIMEOUT_SECS, || {
+        let multi = runtime(2);
+        assert_eq!(multi.handle().runtime_flavor(), RuntimeFlavor::MultiThread);
+        // From inside a task too, through `Handle::current`.
+        let inside = multi.block_on(multi.spawn(async { Handle::current().runtime_flavor() }));
+        assert_eq!(inside.unwrap(), RuntimeFlavor::MultiThread);
+        let single = Builder::new_current_thread().build().unwrap();
+        assert_eq!(
+            single.block_on(async { Handle::current().runtime_flavor() }),
+            RuntimeFlavor::CurrentThread
+        );
+    });
+}
+
+#[test]
+fn every_runtime_has_its_own_id_and_every_handle_of_it_the_same() {
+    use std::collections::HashSet;
+    with_timeout(TIMEOUT_SECS, || {
+        let runtimes: Vec<Runtime> = (0..4).map(|_| runtime(1)).collect();
+        let ids: HashSet<_> = runtimes.iter().map(|rt| rt.handle().id()).collect();
+        assert_eq!(ids.len(), runtimes.len(), "ids are unique");
+        for rt in &runtimes {
+            let id = rt.handle().id();
+            assert_eq!(rt.handle().clone().id(), id);
+            let inside = rt.block_on(rt.spawn(async { Handle::current().id() }));
+            assert_eq!(inside.unwrap(), id);
+            assert!(id.to_string().parse::<u64>().unwrap() > 0);
+        }
+        // Not reused once a runtime is gone.
+        let gone: Vec<_> = runtimes.into_iter().map(|rt| rt.handle().id()).collect();
+        let later = runtime(1).handle().id();
+        assert!(!gone.contains(&later));
+    });
+}

@@ -47,9 +47,9 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
 }
 
 impl Events {
-    /// How many events name the runtime whose threads are called `name`.
-    fn of_runtime(&self, name: &str) -> usize {
-        let wanted = format!("runtime={name} ");
+    /// How many events name the runtime `rt` (by its `Handle::id`).
+    fn of_runtime(&self, rt: &Runtime) -> usize {
+        let wanted = format!("runtime={} ", rt.handle().id());
         let events = self.0.lock().unwrap();
         events
             .iter()
@@ -80,11 +80,11 @@ fn the_first_tokio_spawn_is_reported_once() {
         let rt = runtime("first-spawn");
         // tokio sockets and timers in brigade tasks are not tokio tasks.
         rt.block_on(async { tokio::time::sleep(std::time::Duration::from_millis(1)).await });
-        assert_eq!(events.of_runtime("first-spawn"), 0);
+        assert_eq!(events.of_runtime(&rt), 0);
         let pending =
             rt.block_on(async { tokio::spawn(std::future::pending::<()>()).abort_handle() });
         wait_until("the first tokio::spawn is reported", || {
-            events.of_runtime("first-spawn") == 1
+            events.of_runtime(&rt) == 1
         });
         // More tokio tasks, and the compat thread parks again after them.
         let parks = rt.metrics().tokio_compat().unwrap().total_park_count();
@@ -96,7 +96,7 @@ fn the_first_tokio_spawn_is_reported_once() {
         wait_until("the compat thread parks again", || {
             rt.metrics().tokio_compat().unwrap().total_park_count() > parks
         });
-        assert_eq!(events.of_runtime("first-spawn"), 1);
+        assert_eq!(events.of_runtime(&rt), 1);
         pending.abort();
     });
 }

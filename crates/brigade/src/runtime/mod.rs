@@ -46,6 +46,7 @@ pub(crate) mod current_thread;
 mod enter;
 mod flavor;
 mod handle;
+mod identity;
 pub(crate) mod idle;
 #[cfg(feature = "metrics")]
 mod metrics_publish;
@@ -88,6 +89,7 @@ pub use builder::{
 pub use cpu_limit::CpuLimit;
 pub use enter::{EnterGuard, TryCurrentError};
 pub use handle::Handle;
+pub use identity::{Id, RuntimeFlavor};
 pub(crate) use shared::Shared;
 
 use crate::driver::Driver;

@@ -67,6 +67,8 @@ pub(crate) struct Shared {
     sampler: LatencySampler,
     /// The shutdown flag and the tasks set aside to be dropped.
     pub(crate) shutdown: ShutdownState,
+    /// This runtime's identifier (`identity.rs`).
+    pub(crate) id: super::identity::Id,
     /// The worker slot of a current-thread runtime (`current_thread.rs`);
     /// `None` on a multi-thread one.
     pub(crate) current_thread: Option<super::current_thread::CurrentThread>,
@@ -170,6 +172,7 @@ impl Shared {
                 .collect(),
             blocking,
             shutdown: ShutdownState::new(),
+            id: super::identity::Id::next(),
             current_thread: None,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: std::sync::OnceLock::new(),

@@ -204,6 +204,7 @@ fn new_shared(
             builder.tokio_compat_threads,
             shared.config.thread_names.clone(),
             builder.thread_stack_size,
+            shared.id,
             Arc::downgrade(&shared),
         )
         .map_err(BuildError::tokio_compat_failed)?;

@@ -78,6 +78,7 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
 use super::handle::Handle;
+use super::identity::Id;
 use super::thread_names::ThreadNames;
 use super::{Shared, context};
 use crate::sync::{Mutex, lock};
@@ -102,9 +103,10 @@ impl TokioCompat {
         threads: usize,
         thread_names: Arc<ThreadNames>,
         stack_size: Option<usize>,
+        runtime: Id,
         brigade: Weak<Shared>,
     ) -> std::io::Result<Self> {
-        let first_spawn = Arc::new(FirstSpawn::new(threads, thread_names.monitor()));
+        let first_spawn = Arc::new(FirstSpawn::new(threads, runtime));
         let on_unpark = first_spawn.clone();
         let mut tokio = tokio::runtime::Builder::new_multi_thread();
         tokio
@@ -178,12 +180,12 @@ pub(crate) fn yield_point(cx: &mut Context<'_>) -> Poll<()> {
 struct FirstSpawn {
     reported: AtomicBool,
     threads: usize,
-    /// The runtime's `Builder::thread_name`, to tell runtimes apart.
-    runtime: String,
+    /// The brigade runtime's id (`Handle::id`), to tell runtimes apart.
+    runtime: Id,
 }
 
 impl FirstSpawn {
-    fn new(threads: usize, runtime: String) -> Self {
+    fn new(threads: usize, runtime: Id) -> Self {
         FirstSpawn {
             reported: AtomicBool::new(false),
             threads,
