@@ -26,7 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::{AbortHandle, JoinError, JoinHandle, TaskClass};
+use super::{AbortHandle, Id, JoinError, JoinHandle, TaskClass};
 use crate::runtime::{Handle, context};
 use crate::sync::{Mutex, lock};
 
@@ -232,14 +232,26 @@ impl<T> JoinSet<T> {
     /// after arranging for `cx`'s waker to be woken when a task finishes.
     /// Only the waker of the latest `Pending` call is woken.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx)
+            .map(|joined| joined.map(without_id))
+    }
+
+    /// [`poll_join_next`](Self::poll_join_next), with the finished task's
+    /// [`Id`] beside its output (a [`JoinError`] carries it already:
+    /// [`JoinError::id`]).
+    pub fn poll_join_next_with_id(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
         // One unit of the task's cooperative budget per result, spent here
         // (`task/coop.rs`); each entry's own poll is unconstrained
         // (`poll_entry`).
         super::coop::budgeted(cx, |cx| self.poll_ready(cx))
     }
 
-    /// [`poll_join_next`](Self::poll_join_next) without the budget.
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+    /// [`poll_join_next_with_id`](Self::poll_join_next_with_id) without
+    /// the budget.
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<(Id, T), JoinError>>> {
         // Ends: each key popped was pushed by a spawn or a wake, and a
         // handle wakes only after the poll here that registers it.
         loop {
@@ -287,9 +299,46 @@ impl<T> JoinSet<T> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
+    /// [`join_next`](Self::join_next), with the finished task's [`Id`]
+    /// beside its output, as tokio's: tells which task of the set an
+    /// output belongs to (match it against [`AbortHandle::id`] or
+    /// [`task::id`](super::id) inside the task). A [`JoinError`] carries
+    /// the id already ([`JoinError::id`]).
+    ///
+    /// # Cancel safety
+    /// Cancel safe, as [`join_next`](Self::join_next).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use brigade::task::JoinSet;
+    ///
+    /// let rt = brigade::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let mut set = JoinSet::new();
+    ///     let slow = set.spawn(std::future::pending::<u32>()).id();
+    ///     let quick = set.spawn(async { 7 }).id();
+    ///     assert_eq!(set.join_next_with_id().await.unwrap().unwrap(), (quick, 7));
+    ///     set.abort_all();
+    ///     let error = set.join_next_with_id().await.unwrap().unwrap_err();
+    ///     assert!(error.is_cancelled());
+    ///     assert_eq!(error.id(), slow);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
     /// Returns the result of a task that has already finished, without
     /// waiting: `None` if no task in the set has finished (or it is empty).
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        self.try_join_next_with_id().map(without_id)
+    }
+
+    /// [`try_join_next`](Self::try_join_next), with the finished task's
+    /// [`Id`] beside its output.
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         while let Some(key) = self.ready.pop() {
             if let Some(result) = self.poll_entry(key) {
                 return Some(result);
@@ -345,8 +394,9 @@ impl<T> JoinSet<T> {
     }
 
     /// Polls entry `key`'s handle with the entry's own waker; removes the
-    /// entry and returns its result if the task has finished.
-    fn poll_entry(&mut self, key: u64) -> Option<Result<T, JoinError>> {
+    /// entry and returns its result, with the task's id, if the task has
+    /// finished.
+    fn poll_entry(&mut self, key: u64) -> Option<Result<(Id, T), JoinError>> {
         // A missing key: its entry was detached (see `Ready`).
         let entry = self.tasks.get_mut(&key)?;
         let mut cx = Context::from_waker(&entry.waker);
@@ -356,8 +406,9 @@ impl<T> JoinSet<T> {
         let polled = super::coop::with_unconstrained(|| Pin::new(&mut entry.handle).poll(&mut cx));
         match polled {
             Poll::Ready(result) => {
+                let id = entry.handle.id();
                 self.tasks.remove(&key);
-                Some(result)
+                Some(result.map(|output| (id, output)))
             }
             Poll::Pending => None,
         }
@@ -439,6 +490,59 @@ impl<T: Send + 'static> JoinSet<T> {
         F: FnOnce() -> T + Send + 'static,
     {
         self.insert(handle.spawn_blocking(f))
+    }
+}
+
+fn without_id<T>(joined: Result<(Id, T), JoinError>) -> Result<T, JoinError> {
+    joined.map(|(_, output)| output)
+}
+
+/// Collects futures into a set, spawning each on the current runtime, as
+/// tokio's `JoinSet` does.
+///
+/// # Panics
+/// Outside a runtime context, like [`JoinSet::spawn`].
+///
+/// # Examples
+///
+/// ```
+/// use brigade::task::JoinSet;
+///
+/// let rt = brigade::Runtime::new()?;
+/// let mut squares = rt.block_on(async {
+///     let set: JoinSet<u64> = (1..=4u64).map(|n| async move { n * n }).collect();
+///     set.join_all().await
+/// });
+/// squares.sort();
+/// assert_eq!(squares, [1, 4, 9, 16]);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+impl<T, F> FromIterator<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn from_iter<I: IntoIterator<Item = F>>(futures: I) -> Self {
+        let mut set = JoinSet::new();
+        set.extend(futures);
+        set
+    }
+}
+
+/// Spawns each future on the current runtime into the set, as tokio's
+/// `JoinSet` does.
+///
+/// # Panics
+/// Outside a runtime context, like [`JoinSet::spawn`].
+impl<T, F> Extend<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn extend<I: IntoIterator<Item = F>>(&mut self, futures: I) {
+        for future in futures {
+            self.spawn(future);
+        }
     }
 }
 
