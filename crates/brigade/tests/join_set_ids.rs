@@ -39,7 +39,11 @@ fn join_next_with_id_pairs_each_output_with_its_task() {
                 let (id, (n, inside)) = set.join_next_with_id().await.unwrap().unwrap();
                 assert_eq!(n as usize, expected);
                 assert_eq!(id, inside, "the id is the task's own");
-                assert_eq!(spawned.remove(&id), Some(n), "the id of the task that was spawned");
+                assert_eq!(
+                    spawned.remove(&id),
+                    Some(n),
+                    "the id of the task that was spawned"
+                );
             }
             assert!(set.join_next_with_id().await.is_none());
         });

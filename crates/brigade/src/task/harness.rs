@@ -103,7 +103,10 @@ impl<F: Future> Future for Harness<F> {
         let output = match polled {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(output)) => Ok(output),
-            Err(payload) => Err(payload),
+            Err(payload) => {
+                super::tokio_hint::report(meta.id(), &payload);
+                Err(payload)
+            }
         };
         // Drop the finished future here, where a panicking destructor can be
         // caught and reported as the task's panic.

@@ -229,10 +229,7 @@ impl JoinError {
     }
 
     fn panic(task_id: u64, payload: Panic) -> Self {
-        let message = payload
-            .downcast_ref::<&'static str>()
-            .map(|message| message.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned());
+        let message = super::tokio_hint::message(&payload).map(str::to_owned);
         JoinError {
             task_id,
             repr: Repr::Panic(SyncPanic::new(payload), message),
@@ -278,7 +275,13 @@ impl fmt::Display for JoinError {
             Repr::Cancelled => write!(f, "task {} was cancelled", self.task_id),
             Repr::Panic(_, message) => match message {
                 Some(message) => {
-                    write!(f, "task {} panicked with message {message:?}", self.task_id)
+                    write!(f, "task {} panicked with message {message:?}", self.task_id)?;
+                    // One line more for tokio code that needs a tokio
+                    // runtime (`tokio_hint.rs`).
+                    match super::tokio_hint::for_message(message) {
+                        Some(hint) => write!(f, "\n{hint}"),
+                        None => Ok(()),
+                    }
                 }
                 None => write!(f, "task {} panicked", self.task_id),
             },

@@ -32,6 +32,7 @@ pub(crate) mod registry;
 pub(crate) mod spawn;
 mod task_builder;
 pub(crate) mod task_ref;
+pub(crate) mod tokio_hint;
 pub(crate) mod yield_now;
 
 use std::panic::Location;
