@@ -242,6 +242,118 @@
 //!   that long however well the background yields (docs/results.md, "Inside
 //!   a CPU limit"). Elastic admission's capacity is the limit.
 //!
+//! # F. A stuck worker (compensation, `runtime/compensation/`)
+//!
+//! A worker is *stuck* while one *stretch* of a poll (the poll, or the
+//! part of it between two yield points) runs on: a blocking call from
+//! async code, or a computation with no yield point. Compensation starts a
+//! *spare* worker to serve in its place; the stuck thread keeps its slot,
+//! and only tasks move, through the deques' stealers.
+//!
+//! - **F1. The watch** (`monitor::watch_interval`, `runtime/monitor.rs`):
+//!   the monitor samples the workers' poll watches every half
+//!   `Builder::long_poll_threshold` ([`DEFAULT_LONG_POLL_THRESHOLD`]), or
+//!   every `Builder::compensation_threshold`
+//!   ([`DEFAULT_COMPENSATION_THRESHOLD`]) if that is sooner; with both off,
+//!   never. At each watch, in this order: the long-poll detector's check,
+//!   the announcement of spawns held back by polls still running (A6:
+//!   their run-next slots are opened, so they count as waiting work), the
+//!   sweep of ended covers (F7), compensation (F2–F5), and the spreading
+//!   of stacked workers (D1). Why not half the compensation threshold: a
+//!   stuck worker is then compensated within twice the threshold rather
+//!   than 1.5 times, but the monitor wakes no more often than the
+//!   long-poll detector alone makes it; each wake-up on a saturated
+//!   machine preempts a worker (docs/results.md, "Stuck workers").
+//! - **F2. A stretch past the threshold** (`decide::compensate`,
+//!   `runtime/compensation/decide.rs`): a slot whose stretch has run for
+//!   the compensation threshold or longer, not covered already, while no
+//!   worker is idle and work waits (a task in the injector, a deque, an
+//!   open run-next slot or the yield queue). Seeing none, the monitor
+//!   first polls the driver once, without blocking, unless a worker waits
+//!   in its poll. Then it asks the judge (F3). Why the poll: with every
+//!   worker busy nobody sleeps in the driver, so a request on a readable
+//!   socket or a due timer queues no task until someone polls.
+//! - **F3. Blocked or runnable** (`StuckJudge::judge`, `decide.rs`): the
+//!   stuck thread's state, from its `/proc/self/task/TID/stat`. Not
+//!   runnable (sleeping in a system call or a wait), or unknown: *blocked*,
+//!   compensated at once. Runnable: judged at the next sample of the same
+//!   stretch, from its CPU clock: moved by less than
+//!   1/[`DESCHEDULED_ON_CPU_DIVISOR`] of the wall time between the two
+//!   samples, it is *descheduled* (waiting for a CPU), never compensated
+//!   (counted in `RuntimeMetrics::descheduled_stretches`);
+//!   otherwise *CPU-bound*, compensated only while the host has an idle
+//!   CPU (fewer threads runnable on the host, per `/proc/loadavg`, the
+//!   monitor left out, than this process may use). A runnable stretch is
+//!   judged anew at every sample. Why: wall time alone cannot tell a
+//!   blocked worker from a descheduled one; on a crowded host a runnable
+//!   worker can wait several milliseconds for a CPU slice, and a spare
+//!   started for it only crowds the host further (brigade issue #24).
+//!   `/proc/loadavg` does not see a container's CPU quota: under one, the
+//!   judge tends to find no idle CPU and leaves CPU-bound stretches
+//!   uncompensated, as it does without `/proc/loadavg`.
+//!   The files are open before they are read (`StatFiles::open_own`,
+//!   `compensation/stat_files.rs`): each worker thread opens its own as it
+//!   starts, and `build` waits for the primaries' (at most
+//!   [`PRIMARIES_STAT_FILES_TIMEOUT`]); a slot without one is judged by
+//!   wall time alone, as blocked. Why: reading then opens no descriptor,
+//!   so a program that has used up its descriptors never sees one taken
+//!   and given back behind its back.
+//! - **F4. The cover** (`Compensation::cover_running`,
+//!   `compensation/mod.rs`): the monitor *covers* the slot, asking for a
+//!   spare in its place, with the stretch's watch sequence number as its
+//!   tag; one cover per slot. If the stretch ended as the cover landed, it
+//!   takes the cover back. Each cover is logged at info level (target
+//!   `brigade::compensation`).
+//! - **F5. A spare starts** (`Compensation::start_spare`,
+//!   `compensation/spare.rs`, called by `worker::spares::start_spares`):
+//!   while fewer spares serve than slots are covered, within
+//!   `Builder::max_spare_workers` (default: as many as the workers; 0 turns
+//!   compensation off, `block_in_place` included). A resting spare thread
+//!   serves again first, else a new thread starts on a vacant spare slot;
+//!   a thread that could not start is retried at every watch. Each start
+//!   is counted in `RuntimeMetrics::compensations`. A stuck
+//!   worker found while every spare serves stays stuck, with a warning
+//!   once per spell. A serving spare is a worker like any other (B1–B11,
+//!   stealing from the stuck slot's deque too).
+//! - **F6. `block_in_place`** (`Core::block_in_place`,
+//!   `runtime/worker/mod.rs`): covers its own slot at once, for the length
+//!   of its closure (taking over a monitor's cover, which the monitor's
+//!   sweep then cannot end), and starts a spare as F5; a spawn it held back
+//!   (A6) is announced first, and the closure's blocking ends the stretch,
+//!   so it is not reported as a long poll. Nested, it just runs the
+//!   closure; with `max_spare_workers(0)`, it runs it without a cover. On a
+//!   current-thread
+//!   runtime it panics, as tokio's does: nobody could take its thread's
+//!   place.
+//! - **F7. The cover ends when the stretch does**: the monitor ends its
+//!   own covers whose stretch has ended (the poll returned or passed a
+//!   yield point) at its next sample (`Compensation::end_stale_covers`);
+//!   the slot's own thread ends any cover (`Core::end_cover`) before it
+//!   parks (B11, or for the CPU limit, E2), after an elastic poll and at
+//!   an elastic task's yield point (C3), at the end of `block_in_place`,
+//!   and as its loop stops. Plain polls and `yield_if_busy()`'s fast path
+//!   do not look. Why: they stay as cheap as without compensation, at the
+//!   price of a spare serving at most one sampling interval longer than
+//!   needed.
+//! - **F8. The CPU charge of a covered stretch** (`CoverEnded::uncharged`,
+//!   `compensation/mod.rs`): of an elastic poll covered from the cover's
+//!   start (or the poll's, if later) to its end, only the CPU time its
+//!   thread used is charged to elastic admission; the rest of the wall
+//!   time is not. With the CPU time unknown, the stretch is charged in
+//!   full. Why: a thread blocked in a system call uses no CPU; one whose
+//!   CPU time is unknown may have been a CPU loop.
+//! - **F9. A spare steps down** (`Compensation::try_step_down`, asked by
+//!   `Core::work` between two tasks): while more spares serve than slots
+//!   are covered. It leaves the search and hands every task in its deque
+//!   and run-next slot to the injector, then rests. A sleeping spare is
+//!   woken when a cover ends (`Idle::notify_spare`) to find out. Why: once
+//!   every stuck poll has returned, the runtime runs its configured number
+//!   of workers again.
+//! - **F10. A spare rests, then exits** (`Compensation::rest`,
+//!   `spare.rs`): a spare thread that stepped down waits, for at most
+//!   `Builder::thread_keep_alive` (default 10 s), to serve again for
+//!   another stuck worker (F5), and exits when it runs out or at shutdown.
+//!
 //! [`TaskClass::Auto`]: crate::task::TaskClass::Auto
 
 use std::time::Duration;
@@ -471,7 +583,7 @@ pub(crate) const CURRENT_THREAD_TASKS_PER_TURN: u32 = EVENT_INTERVAL;
 /// polls the future it drives again (`task/local.rs`).
 pub(crate) const LOCAL_SET_TASKS_PER_TURN: usize = 64;
 
-/// Default of [`Builder::compensation_threshold`](crate::Builder::compensation_threshold): 5 ms.
+/// F1, F2: the default of [`Builder::compensation_threshold`](crate::Builder::compensation_threshold): 5 ms.
 ///
 /// A stuck worker's victims wait up to about twice the threshold (the
 /// threshold, plus up to one sampling interval until the monitor sees it),
@@ -485,10 +597,25 @@ pub(crate) const LOCAL_SET_TASKS_PER_TURN: usize = 64;
 /// docs/results.md's "Stuck workers" section has the figures.
 pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
 
-/// Default of `Builder::long_poll_threshold`: a poll that runs longer is
-/// reported (`metrics/long_poll.rs`), and the monitor watches the workers
-/// every half of it.
+/// F1: the default of `Builder::long_poll_threshold`: a poll that runs
+/// longer is reported (`metrics/long_poll.rs`), and the monitor watches the
+/// workers every half of it.
 pub(crate) const DEFAULT_LONG_POLL_THRESHOLD: Duration = Duration::from_millis(10);
+
+/// F3: a runnable stuck stretch whose CPU clock moved by less than
+/// 1/this of the wall time between two samples was kept off the CPU by
+/// the OS: descheduled, not compensated (a spare would wait for a CPU too,
+/// and take one from whoever has it). (`compensation/decide.rs`,
+/// `StuckJudge::judge`.)
+#[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
+pub(crate) const DESCHEDULED_ON_CPU_DIVISOR: u32 = 2;
+
+/// F3: how long `build` waits for the primaries' threads to open their stat
+/// files: a thread's first steps, so only a host frozen for this long
+/// makes `build` return first (the late files are then opened after it).
+/// (`compensation/stat_files.rs`, `StatFiles::wait_primaries`.)
+#[cfg_attr(loom, allow(dead_code))] // The stat files are left out of loom models.
+pub(crate) const PRIMARIES_STAT_FILES_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Debt older than this is forgiven (the bucket is raised to empty), so a
 /// burst of debt (say, one task that ran far past its grant) cannot block

@@ -29,7 +29,9 @@
 //! that returns while the spare runs simply carries on.
 //!
 //! ## Covering
-//! A slot is *covered* while a spare has been asked to serve in its place:
+//! The rules are F1 to F10 of the policy (`policy.rs`, with each constant
+//! and its reason). A slot is *covered* while a spare has been asked to
+//! serve in its place:
 //! - the monitor covers a slot whose current stretch (a poll, or the part of
 //!   one between two yield points) has run past the compensation threshold
 //!   while work waits and no worker is idle, unless its thread is runnable
