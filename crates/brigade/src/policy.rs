@@ -1,12 +1,13 @@
-//! The scheduling policy: where a task goes and when it runs, every rule in
-//! the order a worker applies it, each with its constant and the reason
-//! for it. The files named beside each rule implement it and point back
-//! here; the measurements behind the constants are in `docs/results.md`.
-//! `docs/design.md` draws the same rules, with the same numbers.
+//! The scheduling policy: where a task goes and when it runs, and what
+//! happens when a worker is stuck, every rule in the order it applies,
+//! each with its constant and the reason for it. The files named beside
+//! each rule implement it and point back here; the measurements behind the
+//! constants are in `docs/results.md`. `docs/design.md` draws sections A
+//! to C, with the same numbers, and sums up E.
 //!
-//! This file is layer 0: it imports nothing, so the driver, the yield
-//! queue, the task classes and the scheduler all read their constants from
-//! it.
+//! This file is layer 0: it imports nothing of the crate (only `std`), so
+//! the driver, the yield queue, the task classes and the scheduler all read
+//! their constants from it.
 //!
 //! # A. Where a task goes (the schedule hook)
 //!
@@ -93,15 +94,21 @@
 //!   each other would otherwise hold the worker for ever.
 //! - **B5. Own deque**, FIFO.
 //! - **B6. Injector**, taking a batch into the own deque.
-//! - **B7. Own-shard take-back**, without becoming a searcher: if this
-//!   worker's own shard of the yield queue holds entries, the yield queue
-//!   in B9's order (its own shard's head first; after the epoch's I/O
-//!   look), unless another worker's deque holds work its owner is not
-//!   getting to (`Core::others_need_help`: a backlog, or a task while the
-//!   owner made no progress; looked at once per epoch). Why: becoming a
-//!   searcher at each turn of a background task costs two `SeqCst`
-//!   read-modify-writes on the word every worker reads
-//!   (docs/results.md, "Scaling"). `runtime/worker/mod.rs`.
+//! - **B7. Own-shard take-back** (`Core::take_back_own_yielded`,
+//!   `runtime/worker/mod.rs`), by a worker that is not searching (and not
+//!   while E3 paces): if its own shard of the yield queue holds entries,
+//!   the yield queue in B9's order (its own shard's head first; after the
+//!   epoch's I/O look), unless another worker's deque holds work its owner
+//!   is not getting to (`Core::others_need_help`: a backlog, or a task
+//!   while the owner made no progress since this worker's last look; a
+//!   look that found no help needed holds for the rest of its epoch). Why:
+//!   becoming a searcher at each turn of a background task costs two
+//!   `SeqCst` read-modify-writes on the word every worker reads
+//!   (docs/results.md, "Scaling"). Why not "any task in another deque": a
+//!   lone task in a busy worker's deque is the task that worker runs next,
+//!   and taking it would move tasks between workers at every turn (the
+//!   same rule decides C5's and A3's step aside for other workers' work,
+//!   so the three agree; docs/results.md, "Design choices, measured").
 //! - **B8. Steal**, as a *searcher*: at most [`max_searching`] workers
 //!   search at once (half, rounded up); a searcher takes half of a random
 //!   victim's deque, or a victim's run-next task once it is open (A6), or

@@ -91,8 +91,6 @@ pub(crate) use poll::Driver;
 #[cfg(all(test, not(loom)))]
 pub(crate) use poll::test_hooks;
 
-/// B1 of the policy (`policy.rs`): the ticks between non-blocking polls.
-
 /// What [`Driver::park_in_poll`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PollPark {
