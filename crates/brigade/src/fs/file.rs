@@ -29,7 +29,7 @@ use super::{OpenOptions, asyncify};
 ///
 /// # Flush before you rely on a write
 /// A write's error is returned by the next write, by
-/// [`flush`](tokio::io::AsyncWriteExt::flush) or `shutdown` (which wait
+/// `AsyncWriteExt::flush` or `shutdown` (which wait
 /// for the write in flight), or by [`sync_all`](Self::sync_all),
 /// [`sync_data`](Self::sync_data) and [`set_len`](Self::set_len), which
 /// flush first. A read or seek in between keeps it for them. **A file
@@ -120,7 +120,7 @@ impl File {
 
     /// Waits for the operation in flight, then gives back the std file,
     /// its cursor where this file's reader or writer stopped. The
-    /// in-flight write's error is dropped: [`flush`](tokio::io::AsyncWriteExt::flush)
+    /// in-flight write's error is dropped: `AsyncWriteExt::flush`
     /// first to see it.
     pub async fn into_std(mut self) -> StdFile {
         let inner = self.inner.get_mut();
