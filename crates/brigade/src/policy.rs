@@ -15,7 +15,8 @@
 //! `Shared::schedule_on_worker` or `schedule_off_workers`
 //! (`runtime/schedule.rs`), which ask `placement::place`
 //! (`runtime/placement.rs`): A1 to A6 are that one function, top to
-//! bottom, and its tests are a table of these rules.
+//! bottom, and its tests are a table of these rules. (While the runtime
+//! shuts down, a task goes nowhere: shutdown's drain cancels it.)
 //!
 //! - **A1. Off this runtime's workers** (another thread, a timer or I/O
 //!   harvested by a non-worker, another runtime's worker): the injector.
@@ -29,10 +30,11 @@
 //! - **A3. A background self-wake** (of a demoted `Auto` task or a
 //!   `Background` one; not a deferred wake-up handed back, B9) asks
 //!   `Core::background_turn` (`runtime/worker/step_aside.rs`), in this
-//!   order: runs on if a worker is idle, the task was aborted, it already has a
+//!   order: steps aside while E3 paces (unless aborted or queued already);
+//!   runs on if a worker is idle, the task was aborted, it already has a
 //!   yield-queue entry, or it holds a rescue slice (B2); *steps aside* into
-//!   its worker's shard of the yield queue if the worker's deque or the
-//!   injector holds a task; *takes turns* with the background tasks in its
+//!   its worker's shard of the yield queue if the worker's deque (or
+//!   run-next slot) or the injector holds a task; *takes turns* with the background tasks in its
 //!   worker's shard after [`TURN_AFTER_SELF_WAKES`] self-wakes; and, at the
 //!   first self-wake of an epoch, steps aside if the yield queue holds
 //!   anything, the epoch's I/O poll woke a task here, or another worker
@@ -52,7 +54,8 @@
 //!   hold the notification back:
 //!   - tasks woken while this worker dispatches driver events from its own
 //!     park (it runs them itself; it wakes one helper if more than one
-//!     came);
+//!     came), or while it serves the poll for an idle worker that does not
+//!     run (C1);
 //!   - a spawn into an *empty* deque, and a task in the run-next slot
 //!     (A5): this worker runs it as soon as the poll ends. If the poll goes
 //!     on instead, the task is announced (and a run-next task opened to
@@ -133,7 +136,8 @@
 //!   every queue (open run-next slots, the yield queue as B9 may take it,
 //!   elastic idle work), then sleep inside the driver's poll if nobody
 //!   watches it, else on its own condvar until the next timer; either way
-//!   no longer than until another worker's lone entry's grace ends (B9).
+//!   no longer than until another worker's lone entry's grace ends (B9)
+//!   or, while E3 paces, the pacing window ends.
 //!   The timeout is `Core::occupied_timeout` (`runtime/worker/mod.rs`; with
 //!   the clock paused it sleeps until woken, and wakes the watcher first:
 //!   `runtime/auto_advance.rs`).
@@ -161,9 +165,12 @@
 //!   task's CPU;
 //!   `Builder::crowded_host_handoff(false)` turns the check off
 //!   (docs/results.md, "Crowded host: the hand-off as a setting").
+//!   Under a CPU limit whose window is spent (E3), that once-per-epoch
+//!   check takes the slow path instead, which steps the task aside.
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
 //! - **C3. Elastic grant** used up: give way, back through admission
-//!   (`admission/elastic_poll.rs`). Otherwise, with a worker idle, an
+//!   (`admission/elastic_poll.rs`), after ending the slot's cover if a
+//!   spare covered it (F7, F8). Otherwise, with a worker idle, an
 //!   elastic task continues, after the fast path's once-per-epoch I/O
 //!   poll (which it skipped): if that woke a task here, it moves to the
 //!   back instead. (Before C3: C2, then E3's step aside while the CPU
@@ -177,18 +184,21 @@
 //!   own deque holds a task: *move to the back* (or *step aside* if this
 //!   task moved to the back last time: the sentinel); the injector holds a
 //!   task: *step aside*; then, once per epoch: the epoch's I/O poll woke a
-//!   task here: move to the back; another worker needs help
-//!   (`others_need_help`, as B7) or the yield queue is overdue (B2): step
-//!   aside; otherwise continue. *Step aside* defers the task's own waker
+//!   task here: move to the back; the injector holds a task (again, after
+//!   that poll), another worker needs help (`others_need_help`, as B7) or
+//!   the yield queue is overdue (B2): step aside; otherwise continue. *Step aside* defers the task's own waker
 //!   into its worker's shard of the yield queue and wakes nobody; a
 //!   foreign waker (a combinator's, a nested executor's) is woken at once.
 //!
-//! - **C6. The cooperative budget** (`task/coop.rs`, `Core::budget_spent`
-//!   in `runtime/worker/budget.rs`): each poll of a task may spend
+//! - **C6. The cooperative budget** (`task/coop.rs`,
+//!   `Core::budget_work_waits` in `runtime/worker/budget.rs`): each poll
+//!   of a task may spend
 //!   [`COOP_BUDGET`] units; every brigade resource (sockets, timers,
 //!   signals, join handles, stdio) spends one when it makes progress. Once
 //!   they are spent, the next resource asks whether work waits for this
-//!   worker: a task in its deque or run-next slot or in the injector, the
+//!   worker (never while the task holds a rescue slice, B2, nor inside
+//!   `block_in_place`): the task was aborted or the runtime shuts down, a
+//!   task in its deque or run-next slot or in the injector, the
 //!   `block_on` future or a yielded task on a current-thread runtime, a
 //!   sibling in the task's `LocalSet`, and, once per epoch (a gate of its
 //!   own), a due timer or unharvested I/O (the epoch's driver poll). If so
@@ -204,7 +214,8 @@
 //!
 //! # D. Where a worker runs (the monitor thread)
 //!
-//! - **D1. Spread stacked workers** (`runtime/spread.rs`): two workers
+//! - **D1. Spread stacked workers** (`Spreader::watch`,
+//!   `runtime/spread.rs`, at each of the monitor's watches, F1): two workers
 //!   runnable on one CPU at [`SPREAD_AFTER_WATCHES`] of the monitor's
 //!   watches in a row, while a CPU of the later one's mask holds no
 //!   runnable worker and was idle [`SPREAD_IDLE_PERCENT`]% of the last
@@ -395,7 +406,7 @@ pub(crate) const TURN_AFTER_SELF_WAKES: u32 = 64;
 /// hop), rarely enough that the `epoll_wait` syscall, which costs as much as
 /// a short poll, is paid once per 61 ticks. Latency under saturation does
 /// not depend on it: the epoch poll (B1) and `yield_if_busy()`'s (C5) bound
-/// that. (`driver/mod.rs`, `runtime/worker/mod.rs`.)
+/// that. (`runtime/worker/mod.rs`, `Core::next_task`.)
 pub(crate) const EVENT_INTERVAL: u32 = 61;
 
 /// B1, B2, C1, C5: log2 of the epoch length in nanoseconds: 2^15 ns ≈ 33 µs.
@@ -548,7 +559,9 @@ pub(crate) const SPREAD_IDLE_PERCENT: u64 = 10;
 
 /// E1: how often the monitor reads the cgroup's CPU limit again (from the
 /// files opened at build): a live resize (Kubernetes' in-place resize) is
-/// in force within about this long. (`runtime/cpu_limit/mod.rs`.)
+/// in force within about this long; also how long a worker parked by the
+/// limit (E2) sleeps between looks. (`runtime/cpu_limit/watch.rs`,
+/// `LimitWatch`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const LIMIT_REREAD: Duration = Duration::from_secs(1);
 
