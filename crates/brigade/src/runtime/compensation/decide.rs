@@ -19,7 +19,8 @@ use crate::policy::DESCHEDULED_ON_CPU_DIVISOR;
 use crate::runtime::Shared;
 use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadState};
 
-/// Covers every slot stuck in one stretch for at least `threshold`, while
+/// F2 of the policy (`policy.rs`): covers every slot stuck in one stretch
+/// for at least `threshold`, while
 /// work waits and no worker is idle to take it, and starts spares for them
 /// with `start_spares` (the monitor's call of `worker/spares.rs`, so that
 /// compensation does not depend on the worker loop; see

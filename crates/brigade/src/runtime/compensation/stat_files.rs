@@ -59,7 +59,8 @@ impl StatFiles {
         }
     }
 
-    /// Opens the calling thread's stat file as `slot`'s, in place of the
+    /// F3 of the policy (`policy.rs`): opens the calling thread's stat file
+    /// as `slot`'s, in place of the
     /// slot's previous thread's. The calling thread must be the one that
     /// runs `slot` from now on. A failure is warned about once per runtime
     /// and leaves the slot without a file.

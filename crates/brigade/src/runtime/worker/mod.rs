@@ -13,10 +13,8 @@
 //! yield queue as a searcher (B9, `worker/yielded.rs`), an elastic idle
 //! grant (B10), and the park (B11, [`Core::wait_for_work`]).
 //!
-//! Tasks woken while this worker dispatches events from inside the driver's
-//! poll, where it parked, go to its deque without waking another worker: it is awake
-//! and about to run them. Once back, it wakes one helper only if it has more
-//! than one task queued.
+//! Tasks woken while this worker dispatches events from its park wake
+//! nobody: A6's first exception.
 //!
 //! Spare workers (`compensation/`, `worker/spares.rs`) run this same loop
 //! on a spare slot while a worker is stuck: F5 to F10 of the policy (when a
@@ -245,9 +243,10 @@ impl Core {
         self.shared.driver.release_hold();
     }
 
-    /// Ends this slot's cover, if a spare covered it (see
-    /// `runtime/compensation/`), and wakes a sleeping spare so that, if surplus,
-    /// it steps down. One relaxed load when not covered.
+    /// F7 of the policy (`policy.rs`): ends this slot's cover, if a spare
+    /// covered it (`runtime/compensation/`), and wakes a sleeping spare so
+    /// that, if surplus, it steps down (F9). One relaxed load when not
+    /// covered.
     #[inline]
     pub(crate) fn end_cover(&self) {
         if let Some(ended) = self.shared.compensation.uncover(self.index) {
@@ -274,8 +273,9 @@ impl Core {
         );
     }
 
-    /// `block_in_place`: runs `f` (which may block) in the current poll,
-    /// with a spare worker serving in this worker's place meanwhile.
+    /// F6 of the policy (`policy.rs`): `block_in_place` runs `f` (which may
+    /// block) in the current poll, with a spare worker serving in this
+    /// worker's place meanwhile.
     pub(crate) fn block_in_place<R>(&self, f: impl FnOnce() -> R) -> R {
         if self.main.block_on.is_some() {
             block_on::block_in_place_on_current_thread();

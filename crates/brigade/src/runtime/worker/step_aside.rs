@@ -162,7 +162,7 @@ impl Core {
         if let Some(elastic) = task.elastic() {
             // A stuck stretch that a spare covered has ended here; ending the
             // cover now settles how much of the poll was off the CPU. (For
-            // other tasks the monitor ends it at its next sample.)
+            // other tasks the monitor ends it at its next sample: F7, F8.)
             self.end_cover();
             let now = shared.clock_nanos();
             if self
