@@ -321,7 +321,9 @@
 //!   spare in its place, with the stretch's watch sequence number as its
 //!   tag; one cover per slot. If the stretch ended as the cover landed, it
 //!   takes the cover back. Each cover is logged at info level (target
-//!   `brigade::compensation`).
+//!   `brigade::compensation`). Why the tag: the monitor ends only its own
+//!   covers, never `block_in_place`'s (F6); why the take-back: a worker
+//!   that parks never keeps a cover.
 //! - **F5. A spare starts** (`Compensation::start_spare`,
 //!   `compensation/spare.rs`, called by `worker::spares::start_spares`):
 //!   while fewer spares serve than slots are covered, within
@@ -329,20 +331,20 @@
 //!   compensation off, `block_in_place` included). A resting spare thread
 //!   serves again first, else a new thread starts on a vacant spare slot;
 //!   a thread that could not start is retried at every watch. Each start
-//!   is counted in `RuntimeMetrics::compensations`. A stuck
-//!   worker found while every spare serves stays stuck, with a warning
-//!   once per spell. A serving spare is a worker like any other (B1–B11,
-//!   stealing from the stuck slot's deque too).
+//!   is counted in `RuntimeMetrics::compensations`. A stuck worker found
+//!   while every spare serves stays stuck, with a warning once per spell.
+//!   A serving spare is a worker like any other (B1–B11, stealing from the
+//!   stuck slot's deque too). Why the bound: at most `worker_threads +
+//!   max_spare_workers` threads run tasks.
 //! - **F6. `block_in_place`** (`Core::block_in_place`,
 //!   `runtime/worker/mod.rs`): covers its own slot at once, for the length
 //!   of its closure (taking over a monitor's cover, which the monitor's
 //!   sweep then cannot end), and starts a spare as F5; a spawn it held back
 //!   (A6) is announced first, and the closure's blocking ends the stretch,
-//!   so it is not reported as a long poll. Nested, it just runs the
-//!   closure; with `max_spare_workers(0)`, it runs it without a cover. On a
-//!   current-thread
-//!   runtime it panics, as tokio's does: nobody could take its thread's
-//!   place.
+//!   so it is not reported as a long poll (the blocking is declared). Nested,
+//!   it just runs the closure; with `max_spare_workers(0)`, it runs it
+//!   without a cover. On a current-thread runtime it panics, as tokio's
+//!   does: nobody could take its thread's place.
 //! - **F7. The cover ends when the stretch does**: the monitor ends its
 //!   own covers whose stretch has ended (the poll returned or passed a
 //!   yield point) at its next sample (`Compensation::end_stale_covers`);
@@ -370,7 +372,10 @@
 //! - **F10. A spare rests, then exits** (`Compensation::rest`,
 //!   `spare.rs`): a spare thread that stepped down waits, for at most
 //!   `Builder::thread_keep_alive` (default 10 s), to serve again for
-//!   another stuck worker (F5), and exits when it runs out or at shutdown.
+//!   another stuck worker (F5), and exits when it runs out or at shutdown;
+//!   shutdown waits for the spare threads (`runtime/shutdown.rs`, step 4).
+//!   Why the rest: another worker may get stuck soon, and a resting thread
+//!   serves again without a thread start.
 //!
 //! [`TaskClass::Auto`]: crate::task::TaskClass::Auto
 
