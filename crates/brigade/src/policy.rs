@@ -1,12 +1,13 @@
-//! The scheduling policy: where a task goes and when it runs, every rule in
-//! the order a worker applies it, each with its constant and the reason
-//! for it. The files named beside each rule implement it and point back
-//! here; the measurements behind the constants are in `docs/results.md`.
-//! `docs/design.md` draws the same rules, with the same numbers.
+//! The scheduling policy: where a task goes and when it runs, and what
+//! happens when a worker is stuck, every rule in the order it applies,
+//! each with its constant and the reason for it. The files named beside
+//! each rule implement it and point back here; the measurements behind the
+//! constants are in `docs/results.md`. `docs/design.md` draws sections A
+//! to C, with the same numbers, and sums up E.
 //!
-//! This file is layer 0: it imports nothing, so the driver, the yield
-//! queue, the task classes and the scheduler all read their constants from
-//! it.
+//! This file is layer 0: it imports nothing of the crate (only `std`), so
+//! the driver, the yield queue, the task classes and the scheduler all read
+//! their constants from it.
 //!
 //! # A. Where a task goes (the schedule hook)
 //!
@@ -14,7 +15,8 @@
 //! `Shared::schedule_on_worker` or `schedule_off_workers`
 //! (`runtime/schedule.rs`), which ask `placement::place`
 //! (`runtime/placement.rs`): A1 to A6 are that one function, top to
-//! bottom, and its tests are a table of these rules.
+//! bottom, and its tests are a table of these rules. (While the runtime
+//! shuts down, a task goes nowhere: shutdown's drain cancels it.)
 //!
 //! - **A1. Off this runtime's workers** (another thread, a timer or I/O
 //!   harvested by a non-worker, another runtime's worker): the injector.
@@ -28,10 +30,11 @@
 //! - **A3. A background self-wake** (of a demoted `Auto` task or a
 //!   `Background` one; not a deferred wake-up handed back, B9) asks
 //!   `Core::background_turn` (`runtime/worker/step_aside.rs`), in this
-//!   order: runs on if a worker is idle, the task was aborted, it already has a
+//!   order: steps aside while E3 paces (unless aborted or queued already);
+//!   runs on if a worker is idle, the task was aborted, it already has a
 //!   yield-queue entry, or it holds a rescue slice (B2); *steps aside* into
-//!   its worker's shard of the yield queue if the worker's deque or the
-//!   injector holds a task; *takes turns* with the background tasks in its
+//!   its worker's shard of the yield queue if the worker's deque (or
+//!   run-next slot) or the injector holds a task; *takes turns* with the background tasks in its
 //!   worker's shard after [`TURN_AFTER_SELF_WAKES`] self-wakes; and, at the
 //!   first self-wake of an epoch, steps aside if the yield queue holds
 //!   anything, the epoch's I/O poll woke a task here, or another worker
@@ -51,7 +54,8 @@
 //!   hold the notification back:
 //!   - tasks woken while this worker dispatches driver events from its own
 //!     park (it runs them itself; it wakes one helper if more than one
-//!     came);
+//!     came), or while it serves the poll for an idle worker that does not
+//!     run (C1);
 //!   - a spawn into an *empty* deque, and a task in the run-next slot
 //!     (A5): this worker runs it as soon as the poll ends. If the poll goes
 //!     on instead, the task is announced (and a run-next task opened to
@@ -93,15 +97,21 @@
 //!   each other would otherwise hold the worker for ever.
 //! - **B5. Own deque**, FIFO.
 //! - **B6. Injector**, taking a batch into the own deque.
-//! - **B7. Own-shard take-back**, without becoming a searcher: if this
-//!   worker's own shard of the yield queue holds entries, the yield queue
-//!   in B9's order (its own shard's head first; after the epoch's I/O
-//!   look), unless another worker's deque holds work its owner is not
-//!   getting to (`Core::others_need_help`: a backlog, or a task while the
-//!   owner made no progress; looked at once per epoch). Why: becoming a
-//!   searcher at each turn of a background task costs two `SeqCst`
-//!   read-modify-writes on the word every worker reads
-//!   (docs/results.md, "Scaling"). `runtime/worker/mod.rs`.
+//! - **B7. Own-shard take-back** (`Core::take_back_own_yielded`,
+//!   `runtime/worker/mod.rs`), by a worker that is not searching (and not
+//!   while E3 paces): if its own shard of the yield queue holds entries,
+//!   the yield queue in B9's order (its own shard's head first; after the
+//!   epoch's I/O look), unless another worker's deque holds work its owner
+//!   is not getting to (`Core::others_need_help`: a backlog, or a task
+//!   while the owner made no progress since this worker's last look; a
+//!   look that found no help needed holds for the rest of its epoch). Why:
+//!   becoming a searcher at each turn of a background task costs two
+//!   `SeqCst` read-modify-writes on the word every worker reads
+//!   (docs/results.md, "Scaling"). Why not "any task in another deque": a
+//!   lone task in a busy worker's deque is the task that worker runs next,
+//!   and taking it would move tasks between workers at every turn (the
+//!   same rule decides C5's and A3's step aside for other workers' work,
+//!   so the three agree; docs/results.md, "Design choices, measured").
 //! - **B8. Steal**, as a *searcher*: at most [`max_searching`] workers
 //!   search at once (half, rounded up); a searcher takes half of a random
 //!   victim's deque, or a victim's run-next task once it is open (A6), or
@@ -126,7 +136,8 @@
 //!   every queue (open run-next slots, the yield queue as B9 may take it,
 //!   elastic idle work), then sleep inside the driver's poll if nobody
 //!   watches it, else on its own condvar until the next timer; either way
-//!   no longer than until another worker's lone entry's grace ends (B9).
+//!   no longer than until another worker's lone entry's grace ends (B9)
+//!   or, while E3 paces, the pacing window ends.
 //!   The timeout is `Core::occupied_timeout` (`runtime/worker/mod.rs`; with
 //!   the clock paused it sleeps until woken, and wakes the watcher first:
 //!   `runtime/auto_advance.rs`).
@@ -154,9 +165,12 @@
 //!   task's CPU;
 //!   `Builder::crowded_host_handoff(false)` turns the check off
 //!   (docs/results.md, "Crowded host: the hand-off as a setting").
+//!   Under a CPU limit whose window is spent (E3), that once-per-epoch
+//!   check takes the slow path instead, which steps the task aside.
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
 //! - **C3. Elastic grant** used up: give way, back through admission
-//!   (`admission/elastic_poll.rs`). Otherwise, with a worker idle, an
+//!   (`admission/elastic_poll.rs`), after ending the slot's cover if a
+//!   spare covered it (F7, F8). Otherwise, with a worker idle, an
 //!   elastic task continues, after the fast path's once-per-epoch I/O
 //!   poll (which it skipped): if that woke a task here, it moves to the
 //!   back instead. (Before C3: C2, then E3's step aside while the CPU
@@ -170,18 +184,21 @@
 //!   own deque holds a task: *move to the back* (or *step aside* if this
 //!   task moved to the back last time: the sentinel); the injector holds a
 //!   task: *step aside*; then, once per epoch: the epoch's I/O poll woke a
-//!   task here: move to the back; another worker needs help
-//!   (`others_need_help`, as B7) or the yield queue is overdue (B2): step
-//!   aside; otherwise continue. *Step aside* defers the task's own waker
+//!   task here: move to the back; the injector holds a task (again, after
+//!   that poll), another worker needs help (`others_need_help`, as B7) or
+//!   the yield queue is overdue (B2): step aside; otherwise continue. *Step aside* defers the task's own waker
 //!   into its worker's shard of the yield queue and wakes nobody; a
 //!   foreign waker (a combinator's, a nested executor's) is woken at once.
 //!
-//! - **C6. The cooperative budget** (`task/coop.rs`, `Core::budget_spent`
-//!   in `runtime/worker/budget.rs`): each poll of a task may spend
+//! - **C6. The cooperative budget** (`task/coop.rs`,
+//!   `Core::budget_work_waits` in `runtime/worker/budget.rs`): each poll
+//!   of a task may spend
 //!   [`COOP_BUDGET`] units; every brigade resource (sockets, timers,
 //!   signals, join handles, stdio) spends one when it makes progress. Once
 //!   they are spent, the next resource asks whether work waits for this
-//!   worker: a task in its deque or run-next slot or in the injector, the
+//!   worker (never while the task holds a rescue slice, B2, nor inside
+//!   `block_in_place`): the task was aborted or the runtime shuts down, a
+//!   task in its deque or run-next slot or in the injector, the
 //!   `block_on` future or a yielded task on a current-thread runtime, a
 //!   sibling in the task's `LocalSet`, and, once per epoch (a gate of its
 //!   own), a due timer or unharvested I/O (the epoch's driver poll). If so
@@ -197,7 +214,8 @@
 //!
 //! # D. Where a worker runs (the monitor thread)
 //!
-//! - **D1. Spread stacked workers** (`runtime/spread.rs`): two workers
+//! - **D1. Spread stacked workers** (`Spreader::watch`,
+//!   `runtime/spread.rs`, at each of the monitor's watches, F1): two workers
 //!   runnable on one CPU at [`SPREAD_AFTER_WATCHES`] of the monitor's
 //!   watches in a row, while a CPU of the later one's mask holds no
 //!   runnable worker and was idle [`SPREAD_IDLE_PERCENT`]% of the last
@@ -242,6 +260,123 @@
 //!   that long however well the background yields (docs/results.md, "Inside
 //!   a CPU limit"). Elastic admission's capacity is the limit.
 //!
+//! # F. A stuck worker (compensation, `runtime/compensation/`)
+//!
+//! A worker is *stuck* while one *stretch* of a poll (the poll, or the
+//! part of it between two yield points) runs on: a blocking call from
+//! async code, or a computation with no yield point. Compensation starts a
+//! *spare* worker to serve in its place; the stuck thread keeps its slot,
+//! and only tasks move, through the deques' stealers.
+//!
+//! - **F1. The watch** (`monitor::watch_interval`, `runtime/monitor.rs`):
+//!   the monitor samples the workers' poll watches every half
+//!   `Builder::long_poll_threshold` ([`DEFAULT_LONG_POLL_THRESHOLD`]), or
+//!   every `Builder::compensation_threshold`
+//!   ([`DEFAULT_COMPENSATION_THRESHOLD`]) if that is sooner; with both off,
+//!   never. At each watch, in this order: the long-poll detector's check,
+//!   the announcement of spawns held back by polls still running (A6:
+//!   their run-next slots are opened, so they count as waiting work), the
+//!   sweep of ended covers (F7), compensation (F2–F5), and the spreading
+//!   of stacked workers (D1). Why not half the compensation threshold: a
+//!   stuck worker is then compensated within twice the threshold rather
+//!   than 1.5 times, but the monitor wakes no more often than the
+//!   long-poll detector alone makes it; each wake-up on a saturated
+//!   machine preempts a worker (docs/results.md, "Stuck workers").
+//! - **F2. A stretch past the threshold** (`decide::compensate`,
+//!   `runtime/compensation/decide.rs`): a slot whose stretch has run for
+//!   the compensation threshold or longer, not covered already, while no
+//!   worker is idle and work waits (a task in the injector, a deque, an
+//!   open run-next slot or the yield queue). Seeing none, the monitor
+//!   first polls the driver once, without blocking, unless a worker waits
+//!   in its poll. Then it asks the judge (F3). Why the poll: with every
+//!   worker busy nobody sleeps in the driver, so a request on a readable
+//!   socket or a due timer queues no task until someone polls.
+//! - **F3. Blocked or runnable** (`StuckJudge::judge`, `decide.rs`): the
+//!   stuck thread's state, from its `/proc/self/task/TID/stat`. Not
+//!   runnable (sleeping in a system call or a wait), or unknown: *blocked*,
+//!   compensated at once. Runnable: judged at the next sample of the same
+//!   stretch, from its CPU clock: moved by less than
+//!   1/[`DESCHEDULED_ON_CPU_DIVISOR`] of the wall time between the two
+//!   samples, it is *descheduled* (waiting for a CPU), never compensated
+//!   (counted in `RuntimeMetrics::descheduled_stretches`);
+//!   otherwise *CPU-bound*, compensated only while the host has an idle
+//!   CPU (fewer threads runnable on the host, per `/proc/loadavg`, the
+//!   monitor left out, than this process may use). A runnable stretch is
+//!   judged anew at every sample. Why: wall time alone cannot tell a
+//!   blocked worker from a descheduled one; on a crowded host a runnable
+//!   worker can wait several milliseconds for a CPU slice, and a spare
+//!   started for it only crowds the host further (brigade issue #24).
+//!   `/proc/loadavg` does not see a container's CPU quota: under one, the
+//!   judge tends to find no idle CPU and leaves CPU-bound stretches
+//!   uncompensated, as it does without `/proc/loadavg`.
+//!   The files are open before they are read (`StatFiles::open_own`,
+//!   `compensation/stat_files.rs`): each worker thread opens its own as it
+//!   starts, and `build` waits for the primaries' (at most
+//!   [`PRIMARIES_STAT_FILES_TIMEOUT`]); a slot without one is judged by
+//!   wall time alone, as blocked. Why: reading then opens no descriptor,
+//!   so a program that has used up its descriptors never sees one taken
+//!   and given back behind its back.
+//! - **F4. The cover** (`Compensation::cover_running`,
+//!   `compensation/mod.rs`): the monitor *covers* the slot, asking for a
+//!   spare in its place, with the stretch's watch sequence number as its
+//!   tag; one cover per slot. If the stretch ended as the cover landed, it
+//!   takes the cover back. Each cover is logged at info level (target
+//!   `brigade::compensation`). Why the tag: the monitor ends only its own
+//!   covers, never `block_in_place`'s (F6); why the take-back: a worker
+//!   that parks never keeps a cover.
+//! - **F5. A spare starts** (`Compensation::start_spare`,
+//!   `compensation/spare.rs`, called by `worker::spares::start_spares`):
+//!   while fewer spares serve than slots are covered, within
+//!   `Builder::max_spare_workers` (default: as many as the workers; 0 turns
+//!   compensation off, `block_in_place` included). A resting spare thread
+//!   serves again first, else a new thread starts on a vacant spare slot;
+//!   a thread that could not start is retried at every watch. Each start
+//!   is counted in `RuntimeMetrics::compensations`. A stuck worker found
+//!   while every spare serves stays stuck, with a warning once per spell.
+//!   A serving spare is a worker like any other (B1–B11, stealing from the
+//!   stuck slot's deque too). Why the bound: at most `worker_threads +
+//!   max_spare_workers` threads run tasks.
+//! - **F6. `block_in_place`** (`Core::block_in_place`,
+//!   `runtime/worker/mod.rs`): covers its own slot at once, for the length
+//!   of its closure (taking over a monitor's cover, which the monitor's
+//!   sweep then cannot end), and starts a spare as F5; a spawn it held back
+//!   (A6) is announced first, and the closure's blocking ends the stretch,
+//!   so it is not reported as a long poll (the blocking is declared). Nested,
+//!   it just runs the closure; with `max_spare_workers(0)`, it runs it
+//!   without a cover. On a current-thread runtime it panics, as tokio's
+//!   does: nobody could take its thread's place.
+//! - **F7. The cover ends when the stretch does**: the monitor ends its
+//!   own covers whose stretch has ended (the poll returned or passed a
+//!   yield point) at its next sample (`Compensation::end_stale_covers`);
+//!   the slot's own thread ends any cover (`Core::end_cover`) before it
+//!   parks (B11, or for the CPU limit, E2), after an elastic poll and at
+//!   an elastic task's yield point (C3), at the end of `block_in_place`,
+//!   and as its loop stops. Plain polls and `yield_if_busy()`'s fast path
+//!   do not look. Why: they stay as cheap as without compensation, at the
+//!   price of a spare serving at most one sampling interval longer than
+//!   needed.
+//! - **F8. The CPU charge of a covered stretch** (`CoverEnded::uncharged`,
+//!   `compensation/mod.rs`): of an elastic poll covered from the cover's
+//!   start (or the poll's, if later) to its end, only the CPU time its
+//!   thread used is charged to elastic admission; the rest of the wall
+//!   time is not. With the CPU time unknown, the stretch is charged in
+//!   full. Why: a thread blocked in a system call uses no CPU; one whose
+//!   CPU time is unknown may have been a CPU loop.
+//! - **F9. A spare steps down** (`Compensation::try_step_down`, asked by
+//!   `Core::work` between two tasks): while more spares serve than slots
+//!   are covered. It leaves the search and hands every task in its deque
+//!   and run-next slot to the injector, then rests. A sleeping spare is
+//!   woken when a cover ends (`Idle::notify_spare`) to find out. Why: once
+//!   every stuck poll has returned, the runtime runs its configured number
+//!   of workers again.
+//! - **F10. A spare rests, then exits** (`Compensation::rest`,
+//!   `spare.rs`): a spare thread that stepped down waits, for at most
+//!   `Builder::thread_keep_alive` (default 10 s), to serve again for
+//!   another stuck worker (F5), and exits when it runs out or at shutdown;
+//!   shutdown waits for the spare threads (`runtime/shutdown.rs`, step 4).
+//!   Why the rest: another worker may get stuck soon, and a resting thread
+//!   serves again without a thread start.
+//!
 //! [`TaskClass::Auto`]: crate::task::TaskClass::Auto
 
 use std::time::Duration;
@@ -276,7 +411,7 @@ pub(crate) const TURN_AFTER_SELF_WAKES: u32 = 64;
 /// hop), rarely enough that the `epoll_wait` syscall, which costs as much as
 /// a short poll, is paid once per 61 ticks. Latency under saturation does
 /// not depend on it: the epoch poll (B1) and `yield_if_busy()`'s (C5) bound
-/// that. (`driver/mod.rs`, `runtime/worker/mod.rs`.)
+/// that. (`runtime/worker/mod.rs`, `Core::next_task`.)
 pub(crate) const EVENT_INTERVAL: u32 = 61;
 
 /// B1, B2, C1, C5: log2 of the epoch length in nanoseconds: 2^15 ns ≈ 33 µs.
@@ -429,7 +564,9 @@ pub(crate) const SPREAD_IDLE_PERCENT: u64 = 10;
 
 /// E1: how often the monitor reads the cgroup's CPU limit again (from the
 /// files opened at build): a live resize (Kubernetes' in-place resize) is
-/// in force within about this long. (`runtime/cpu_limit/mod.rs`.)
+/// in force within about this long; also how long a worker parked by the
+/// limit (E2) sleeps between looks. (`runtime/cpu_limit/watch.rs`,
+/// `LimitWatch`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const LIMIT_REREAD: Duration = Duration::from_secs(1);
 
@@ -471,7 +608,7 @@ pub(crate) const CURRENT_THREAD_TASKS_PER_TURN: u32 = EVENT_INTERVAL;
 /// polls the future it drives again (`task/local.rs`).
 pub(crate) const LOCAL_SET_TASKS_PER_TURN: usize = 64;
 
-/// Default of [`Builder::compensation_threshold`](crate::Builder::compensation_threshold): 5 ms.
+/// F1, F2: the default of [`Builder::compensation_threshold`](crate::Builder::compensation_threshold): 5 ms.
 ///
 /// A stuck worker's victims wait up to about twice the threshold (the
 /// threshold, plus up to one sampling interval until the monitor sees it),
@@ -485,10 +622,25 @@ pub(crate) const LOCAL_SET_TASKS_PER_TURN: usize = 64;
 /// docs/results.md's "Stuck workers" section has the figures.
 pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
 
-/// Default of `Builder::long_poll_threshold`: a poll that runs longer is
-/// reported (`metrics/long_poll.rs`), and the monitor watches the workers
-/// every half of it.
+/// F1: the default of `Builder::long_poll_threshold`: a poll that runs
+/// longer is reported (`metrics/long_poll.rs`), and the monitor watches the
+/// workers every half of it.
 pub(crate) const DEFAULT_LONG_POLL_THRESHOLD: Duration = Duration::from_millis(10);
+
+/// F3: a runnable stuck stretch whose CPU clock moved by less than
+/// 1/this of the wall time between two samples was kept off the CPU by
+/// the OS: descheduled, not compensated (a spare would wait for a CPU too,
+/// and take one from whoever has it). (`compensation/decide.rs`,
+/// `StuckJudge::judge`.)
+#[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
+pub(crate) const DESCHEDULED_ON_CPU_DIVISOR: u32 = 2;
+
+/// F3: how long `build` waits for the primaries' threads to open their stat
+/// files: a thread's first steps, so only a host frozen for this long
+/// makes `build` return first (the late files are then opened after it).
+/// (`compensation/stat_files.rs`, `StatFiles::wait_primaries`.)
+#[cfg_attr(loom, allow(dead_code))] // The stat files are left out of loom models.
+pub(crate) const PRIMARIES_STAT_FILES_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Debt older than this is forgiven (the bucket is raised to empty), so a
 /// burst of debt (say, one task that ran far past its grant) cannot block

@@ -73,7 +73,8 @@ pub(crate) fn start(
         .spawn(move || monitor.run())
 }
 
-/// How often the monitor samples the workers' poll watches: half the
+/// F1 of the policy (`policy.rs`): how often the monitor samples the
+/// workers' poll watches: half the
 /// long-poll threshold (so a long poll is measured to within half of it),
 /// or the compensation threshold if that is lower; `None` when both are off.
 ///

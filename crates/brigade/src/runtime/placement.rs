@@ -2,10 +2,12 @@
 //! policy (`policy.rs`) as one decision, [`place`].
 //!
 //! Every spawn and every wake-up of a task of this runtime comes here,
-//! from `task::host::schedule` through `Shared::schedule` (on one of the
-//! runtime's workers) or `Shared::schedule_off_workers` (anywhere else).
+//! from `task::host::schedule` through `Shared::schedule_on_worker` (on
+//! one of the runtime's workers) or `Shared::schedule_off_workers`
+//! (anywhere else).
 //! [`place`] answers with a [`Placement`]; the caller carries it out
-//! (`Shared::carry_out`, `Core::put_here`) and does nothing else that
+//! (`Core::carry_out` on a worker, `Shared::schedule_off_workers` off
+//! them) and does nothing else that
 //! decides.
 //!
 //! [`place`] does no I/O and touches no atomic itself: it asks what it

@@ -15,10 +15,12 @@ use std::time::{Duration, Instant};
 
 use super::MonitorCover;
 use crate::metrics::long_poll::Running;
+use crate::policy::DESCHEDULED_ON_CPU_DIVISOR;
 use crate::runtime::Shared;
 use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadState};
 
-/// Covers every slot stuck in one stretch for at least `threshold`, while
+/// F2 of the policy (`policy.rs`): covers every slot stuck in one stretch
+/// for at least `threshold`, while
 /// work waits and no worker is idle to take it, and starts spares for them
 /// with `start_spares` (the monitor's call of `worker/spares.rs`, so that
 /// compensation does not depend on the worker loop; see
@@ -178,7 +180,7 @@ struct Probe {
 /// The monitor thread's judge of stuck stretches.
 ///
 /// ## The rule
-/// The monitor asks only about a stretch past the compensation threshold,
+/// F3 of the policy (`policy.rs`), in full. The monitor asks only about a stretch past the compensation threshold,
 /// while work waits and no worker is idle (so nothing is read on a runtime
 /// whose workers return to the scheduler in time):
 /// - the worker's thread is not runnable (`S`, `D`, ... in
@@ -187,7 +189,8 @@ struct Probe {
 /// - it is runnable (`R`: running, or waiting for a CPU): its CPU clock is
 ///   read, and the verdict waits for the next sample of the same stretch.
 ///   Then, if the clock moved by less than half the wall time between the
-///   two samples, the OS kept the thread off the CPU: *descheduled*, never
+///   two samples ([`DESCHEDULED_ON_CPU_DIVISOR`]), the OS kept the thread
+///   off the CPU: *descheduled*, never
 ///   compensated (a spare would wait for a CPU too, and take one from
 ///   whoever has it). Otherwise the stretch is CPU-bound: compensated only
 ///   while the host has an idle CPU (fewer threads runnable on the host,
@@ -276,7 +279,7 @@ impl StuckJudge {
     fn runnable_verdict(&mut self, previous: Probe, now: Instant, cpu_nanos: u64) -> Verdict {
         let wall = now.saturating_duration_since(previous.at);
         let on_cpu = Duration::from_nanos(cpu_nanos.saturating_sub(previous.cpu_nanos));
-        if on_cpu < wall / 2 {
+        if on_cpu < wall / DESCHEDULED_ON_CPU_DIVISOR {
             Verdict::Descheduled
         } else if self.host_has_idle_cpu() {
             Verdict::CpuBoundIdleCpu

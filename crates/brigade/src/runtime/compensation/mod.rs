@@ -29,7 +29,9 @@
 //! that returns while the spare runs simply carries on.
 //!
 //! ## Covering
-//! A slot is *covered* while a spare has been asked to serve in its place:
+//! The rules are F1 to F10 of the policy (`policy.rs`, with each constant
+//! and its reason). A slot is *covered* while a spare has been asked to
+//! serve in its place:
 //! - the monitor covers a slot whose current stretch (a poll, or the part of
 //!   one between two yield points) has run past the compensation threshold
 //!   while work waits and no worker is idle, unless its thread is runnable
@@ -135,8 +137,9 @@ pub(crate) struct CoverEnded {
 }
 
 impl CoverEnded {
-    /// How much of the wall time between `from` (the cover's start, or the
-    /// poll's if later) and `now` the thread did not spend on a CPU: the
+    /// F8 of the policy (`policy.rs`): how much of the wall time between
+    /// `from` (the cover's start, or the poll's if later) and `now` the
+    /// thread did not spend on a CPU: the
     /// part of a poll that elastic admission does not charge. Nothing when
     /// the CPU time is unknown: a covered stretch is then charged in full,
     /// as it may have been a CPU loop.
@@ -313,9 +316,10 @@ impl<D> Compensation<D> {
             .store(cpu_nanos.unwrap_or(u64::MAX), Relaxed);
     }
 
-    /// The monitor's cover of a slot whose stretch it saw running at watch
-    /// sequence `seen`: covers it, then checks with `seq_now` that the
-    /// stretch still runs, and takes the cover back if it ended meanwhile.
+    /// F4 of the policy (`policy.rs`): the monitor's cover of a slot whose
+    /// stretch it saw running at watch sequence `seen`: covers it, then
+    /// checks with `seq_now` that the stretch still runs, and takes the
+    /// cover back if it ended meanwhile.
     ///
     /// The slot's thread stores its watch sequence when the poll ends, and
     /// later, if it parks, issues a `SeqCst` fence (in `Idle::wait_for_work`) before
@@ -350,7 +354,8 @@ impl<D> Compensation<D> {
         }
     }
 
-    /// The monitor's sweep: ends every cover it holds whose stretch has
+    /// F7 of the policy (`policy.rs`), the monitor's part: its sweep ends
+    /// every cover it holds whose stretch has
     /// ended (`seq_of(slot)` moved on) while the poll goes on, as it does
     /// past a yield point that took `yield_if_busy()`'s fast path. Returns
     /// how many it ended: the caller wakes as many sleeping spares.

@@ -64,7 +64,8 @@ pub(crate) enum AfterRest<D> {
 }
 
 impl<D> Compensation<D> {
-    /// Starts one more spare if fewer serve than covered slots ask for
+    /// F5 of the policy (`policy.rs`): starts one more spare if fewer serve
+    /// than covered slots ask for
     /// (within the bound): wakes a resting thread, else hands a vacant slot
     /// to the caller to start a thread for. `None` if no spare is needed,
     /// none is left, or the runtime is shutting down.
@@ -124,7 +125,8 @@ impl<D> Compensation<D> {
         std::mem::take(&mut lock(&self.spares).failing)
     }
 
-    /// Spare slot `slot` steps down if it is surplus: it stops serving and
+    /// F9 of the policy (`policy.rs`): spare slot `slot` steps down if it
+    /// is surplus: it stops serving and
     /// rests. Returns whether it did; the caller must then empty its deque
     /// and call [`rest`](Self::rest).
     pub(crate) fn try_step_down(&self, slot: usize) -> bool {
@@ -140,10 +142,11 @@ impl<D> Compensation<D> {
         true
     }
 
-    /// A spare thread whose worker loop ended (it stepped down, or the
-    /// runtime is shutting down) waits, for at most `keep_alive`, to serve
-    /// slot `slot` again. On [`AfterRest::Exit`] the thread must exit and
-    /// then call [`thread_exited`](Self::thread_exited).
+    /// F10 of the policy (`policy.rs`): a spare thread whose worker loop
+    /// ended (it stepped down, or the runtime is shutting down) waits, for
+    /// at most `keep_alive`, to serve slot `slot` again. On
+    /// [`AfterRest::Exit`] the thread must exit and then call
+    /// [`thread_exited`](Self::thread_exited).
     pub(crate) fn rest(&self, slot: usize, local: D, keep_alive: Duration) -> AfterRest<D> {
         let index = slot - self.first_spare;
         let mut spares = lock(&self.spares);

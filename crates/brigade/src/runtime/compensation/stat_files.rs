@@ -30,15 +30,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
 
+use crate::policy::PRIMARIES_STAT_FILES_TIMEOUT;
 use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadClock, ThreadPlace, ThreadState};
 use crate::sync::{lock, wait_until};
-
-/// How long `build` waits for the primaries' threads to open their stat
-/// files: a thread's first steps, so only a host frozen for this long
-/// makes `build` return first (the late files are then opened after it).
-const PRIMARIES_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The stat files of a runtime's slots (see the module docs).
 pub(crate) struct StatFiles {
@@ -64,7 +59,8 @@ impl StatFiles {
         }
     }
 
-    /// Opens the calling thread's stat file as `slot`'s, in place of the
+    /// F3 of the policy (`policy.rs`): opens the calling thread's stat file
+    /// as `slot`'s, in place of the
     /// slot's previous thread's. The calling thread must be the one that
     /// runs `slot` from now on. A failure is warned about once per runtime
     /// and leaves the slot without a file.
@@ -102,9 +98,10 @@ impl StatFiles {
     }
 
     /// Waits until the thread of each of the first `started` primaries has
-    /// tried to open its file (bounded by [`PRIMARIES_TIMEOUT`]).
+    /// tried to open its file (bounded by [`PRIMARIES_STAT_FILES_TIMEOUT`],
+    /// F3 of the policy).
     pub(crate) fn wait_primaries(&self, started: usize) {
-        let deadline = std::time::Instant::now() + PRIMARIES_TIMEOUT;
+        let deadline = std::time::Instant::now() + PRIMARIES_STAT_FILES_TIMEOUT;
         let tried = lock(&self.tried);
         let (_tried, timed_out) = wait_until(&self.tried_changed, tried, Some(deadline), |tried| {
             *tried >= started
@@ -146,6 +143,7 @@ mod tests {
     use crate::runtime::thread_cpu::tests::read_until;
     use std::sync::Arc;
     use std::sync::mpsc;
+    use std::time::Duration;
 
     #[test]
     fn each_slot_reads_the_thread_that_opened_its_file() {

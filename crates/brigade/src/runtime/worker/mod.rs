@@ -13,16 +13,12 @@
 //! yield queue as a searcher (B9, `worker/yielded.rs`), an elastic idle
 //! grant (B10), and the park (B11, [`Core::wait_for_work`]).
 //!
-//! Tasks woken while this worker dispatches events from inside the driver's
-//! poll, where it parked, go to its deque without waking another worker: it is awake
-//! and about to run them. Once back, it wakes one helper only if it has more
-//! than one task queued.
+//! Tasks woken while this worker dispatches events from its park wake
+//! nobody: A6's first exception.
 //!
-//! Spare workers (`compensation/`, `compensation/spare.rs`) run this same loop on a
-//! spare slot while a worker is stuck; a spare steps down between two tasks
-//! once it is surplus. A worker ends its slot's cover before it parks and
-//! after an elastic poll (whose CPU charge depends on it); after a plain
-//! poll the monitor ends it at its next sample, so plain polls pay nothing.
+//! Spare workers (`compensation/`, `worker/spares.rs`) run this same loop
+//! on a spare slot while a worker is stuck: F5 to F10 of the policy (when a
+//! spare steps down, F9; where a worker ends its slot's cover, F7).
 //!
 //! Where a task woken or spawned on a worker goes is A1 to A6 of the
 //! policy, decided in one place (`runtime/placement.rs`) and carried out
@@ -247,9 +243,10 @@ impl Core {
         self.shared.driver.release_hold();
     }
 
-    /// Ends this slot's cover, if a spare covered it (see
-    /// `runtime/compensation/`), and wakes a sleeping spare so that, if surplus,
-    /// it steps down. One relaxed load when not covered.
+    /// F7 of the policy (`policy.rs`): ends this slot's cover, if a spare
+    /// covered it (`runtime/compensation/`), and wakes a sleeping spare so
+    /// that, if surplus, it steps down (F9). One relaxed load when not
+    /// covered.
     #[inline]
     pub(crate) fn end_cover(&self) {
         if let Some(ended) = self.shared.compensation.uncover(self.index) {
@@ -276,8 +273,9 @@ impl Core {
         );
     }
 
-    /// `block_in_place`: runs `f` (which may block) in the current poll,
-    /// with a spare worker serving in this worker's place meanwhile.
+    /// F6 of the policy (`policy.rs`): `block_in_place` runs `f` (which may
+    /// block) in the current poll, with a spare worker serving in this
+    /// worker's place meanwhile.
     pub(crate) fn block_in_place<R>(&self, f: impl FnOnce() -> R) -> R {
         if self.main.block_on.is_some() {
             block_on::block_in_place_on_current_thread();
@@ -407,28 +405,7 @@ impl Core {
         self.shared.admission.take_for_idle_worker()
     }
 
-    /// B7 of the policy (`policy.rs`): a worker that just ran a task takes
-    /// back yielded work of its own shard without becoming a searcher, unless another worker's deque
-    /// holds work its owner is not getting to (`Core::others_need_help`:
-    /// a backlog, or a task while the owner made no progress since this
-    /// worker's last look; a look that writes nothing). Becoming a searcher
-    /// and ending the search are two `SeqCst` read-modify-writes on the
-    /// state word that every worker and every `yield_if_busy()` reads
-    /// (`runtime/idle.rs`): paid at every turn of a background task
-    /// through the yield queue, they make that word's cache line the
-    /// bottleneck as workers are added. The rest is as for a searcher: I/O
-    /// looked at once per epoch first, and the queue's own order
-    /// (`YieldQueue::pop_for`).
-    ///
-    /// Not "any task in another deque": a lone task in a busy worker's
-    /// deque is the task that worker runs next (a demoted task it moved to
-    /// the back, a request it was woken for), and taking it means a search,
-    /// a steal, and the stolen task's own yield-queue entry on this worker,
-    /// while this worker's entries wait: tasks would move between workers
-    /// at every turn. The same rule decides whether a background task
-    /// steps aside for other workers' work (`worker/step_aside.rs`), so the
-    /// two agree. (The figures behind both: docs/results.md, "Design
-    /// choices, measured".)
+    /// B7 of the policy (`policy.rs`, with its reason).
     ///
     /// The look at the other deques reads a cache line per worker, which
     /// its owner writes at every push and pop; a look that found no help

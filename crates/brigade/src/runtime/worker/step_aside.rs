@@ -5,37 +5,12 @@
 //!
 //! ## Decide
 //! The rules are C1 to C5 of the policy (`policy.rs`, with each constant
-//! and its reason), numbered as there. `yield_if_busy()`'s fast path
-//! (`yield_if_busy.rs`) returns at once while a worker is idle (C1). Otherwise its
-//! slow path ([`slow_path`]) answers *continue*, *move to the back* or
-//! *step aside*:
-//! - C2. **Give way at once** if the runtime is shutting down or the task
-//!   was aborted: the worker must see either (`runtime/shutdown.rs`).
-//! - C3. **Elastic tasks** (`spawn_elastic`; the fast path is always
-//!   skipped for them): once the task's CPU grant is used up it gives way,
-//!   so that its next poll goes back through admission (`admission/`);
-//!   otherwise, with a worker idle, it continues (after the amortised I/O
-//!   poll the fast path would have left to the idle worker).
-//! - C4. **Continue** while a worker is idle (the fast path fell through
-//!   only for an abort's attention hold elsewhere), or while the task holds
-//!   a rescue slice (`rescue.rs`): a task rescued from the yield queue
-//!   continues whatever waits until its slice ends.
-//! - C5. **Decide** ([`Core::decide`]). Cheap checks first: the worker's
-//!   own deque holds a task: move to the back of it and let that task run
-//!   first, on this same warm worker. If this task already did so on its
-//!   previous visit (the *sentinel*), two yielders may be bouncing off each
-//!   other, so step aside instead. The injector holds a task: step aside.
-//!   Then the expensive checks, once per epoch (`src/epoch.rs`): poll I/O
-//!   and timers without blocking (once per epoch for the whole runtime;
-//!   tasks it wakes land in this worker's deque: move to the back), look
-//!   at every other worker's deque ([`Core::others_need_help`]), and at the
-//!   yield queue's head: if it is overdue (`yield_queue/rescue.rs`), step
-//!   aside so that the yielders queued there get their turn. Otherwise
-//!   **continue**.
-//!
-//! //! The self-wake of a background task (`task/class.rs`) asks the same
-//! question from the schedule hook ([`Core::background_turn`], A3 of the
-//! policy).
+//! and its reason), numbered as there: `yield_if_busy()`'s fast path
+//! (`yield_if_busy.rs`) is C1, its slow path ([`slow_path`]) C2 to C5,
+//! answering *continue*, *move to the back* or *step aside*
+//! ([`Core::decide`] is C5). The self-wake of a background task
+//! (`task/class.rs`) asks the same question from the schedule hook
+//! ([`Core::background_turn`], A3 of the policy).
 //!
 //! ## Go
 //! - **Move to the back**: the task wakes its own waker and returns
@@ -187,7 +162,7 @@ impl Core {
         if let Some(elastic) = task.elastic() {
             // A stuck stretch that a spare covered has ended here; ending the
             // cover now settles how much of the poll was off the CPU. (For
-            // other tasks the monitor ends it at its next sample.)
+            // other tasks the monitor ends it at its next sample: F7, F8.)
             self.end_cover();
             let now = shared.clock_nanos();
             if self
