@@ -121,6 +121,7 @@
 //! | `brigade::yield_queue` | trace | `task stepped aside into the yield queue`, `task left the yield queue` (`task`: its id); `overdue task rescued from the yield queue` (`task`, `waited_ms`) |
 //! | `brigade::admission` | trace | `elastic task waits for admission` (`task`) |
 //! | `brigade::cpu_limit` | info, warn | info: `CPU limit changed` (`limit`, `previous`, `running_workers`); warn: a cgroup's limit file could not be parsed and is taken as no limit (`cgroup`) |
+//! | `brigade::tokio_hint` | warn | `a task panicked calling tokio outside a tokio runtime`: a task panicked with one of tokio's no-runtime messages (`task`, `spawned_at`, `hint`: the brigade module that replaces the call; the task's `JoinError` shows the same line) |
 //! | `brigade::coop` | debug | `cooperative budget spent while work waits: the task yields`, once per spawn location (`spawned_at`) |
 //!
 //! Errors the runtime cannot return to a caller (a failed I/O driver poll,

@@ -104,7 +104,7 @@ impl<F: Future> Future for Harness<F> {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(output)) => Ok(output),
             Err(payload) => {
-                super::tokio_hint::report(meta.id(), &payload);
+                super::tokio_hint::on_task_panic(meta.id(), meta.location(), &payload);
                 Err(payload)
             }
         };

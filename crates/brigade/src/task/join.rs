@@ -229,7 +229,7 @@ impl JoinError {
     }
 
     fn panic(task_id: u64, payload: Panic) -> Self {
-        let message = super::tokio_hint::message(&payload).map(str::to_owned);
+        let message = super::tokio_hint::message_of(&payload).map(str::to_owned);
         JoinError {
             task_id,
             repr: Repr::Panic(SyncPanic::new(payload), message),
@@ -276,8 +276,8 @@ impl fmt::Display for JoinError {
             Repr::Panic(_, message) => match message {
                 Some(message) => {
                     write!(f, "task {} panicked with message {message:?}", self.task_id)?;
-                    // One line more for tokio code that needs a tokio
-                    // runtime (`tokio_hint.rs`).
+                    // tokio called with no tokio runtime: one more line
+                    // naming what replaces it (`tokio_hint.rs`).
                     match super::tokio_hint::for_message(message) {
                         Some(hint) => write!(f, "\n{hint}"),
                         None => Ok(()),
