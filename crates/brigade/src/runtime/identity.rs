@@ -6,7 +6,7 @@ use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::Handle;
+use super::handle::Handle;
 
 /// The kind of runtime a [`Handle`] is of, as tokio's
 /// `tokio::runtime::RuntimeFlavor`.
