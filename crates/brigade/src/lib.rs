@@ -152,6 +152,16 @@
 //!   per-worker ones labelled `worker`) through the `metrics` facade, so
 //!   any exporter shows them; the `prometheus` example serves them in
 //!   Prometheus text format.
+//! - `console`: tokio-console shows brigade's tasks and timers. Each task
+//!   gets tokio's `runtime.spawn` span (its `task::Builder::name`, kind and
+//!   spawn location), entered at each poll, with waker events, and each
+//!   `time::sleep` a timer resource span, as tokio emits them under
+//!   `tokio_unstable`. Install `console-subscriber` as usual and build
+//!   with `--cfg console_without_tokio_unstable` (it checks for that cfg or
+//!   `tokio_unstable`); `cargo run -p brigade-examples --features console
+//!   --example console`, then `tokio-console`, shows it. Costs a span
+//!   enter and a waker allocation per poll only while a subscriber takes
+//!   the spans.
 #![warn(missing_docs)]
 // docs.rs builds with `--cfg docsrs` (see Cargo.toml) and marks each item
 // that needs a feature or a platform; `loom` is brigade's own test build,

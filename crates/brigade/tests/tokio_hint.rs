@@ -174,3 +174,25 @@ fn a_detached_task_s_tokio_panic_is_warned_with_the_hint() {
         assert!(events.of_task(id).is_empty(), "{:?}", events.of_task(id));
     });
 }
+
+#[test]
+fn a_named_task_s_warning_carries_its_name() {
+    let events = events();
+    with_timeout(TIMEOUT_SECS, move || {
+        let rt = runtime();
+        let named = brigade::task::Builder::new()
+            .name("importer")
+            .spawn_on(async { drop(tokio::spawn(async {})) }, rt.handle());
+        let id = named.id();
+        assert!(rt.block_on(named).unwrap_err().is_panic());
+        let warned = events.of_task(id);
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(warned[0].contains("task.name=\"importer\""), "{warned:?}");
+        // An unnamed task's warning has no name field.
+        let unnamed = rt.spawn(async { drop(tokio::spawn(async {})) });
+        let id = unnamed.id();
+        assert!(rt.block_on(unnamed).unwrap_err().is_panic());
+        let warned = events.of_task(id);
+        assert!(!warned[0].contains("task.name"), "{warned:?}");
+    });
+}

@@ -8,7 +8,7 @@ use std::panic::Location;
 use std::sync::Arc;
 
 use super::{Shared, context};
-use crate::task::{JoinHandle, TaskClass};
+use crate::task::{JoinHandle, Origin, TaskClass};
 
 /// A cheap, clonable reference to a runtime, usable from any thread to
 /// spawn tasks or block on futures.
@@ -66,7 +66,7 @@ impl Handle {
         F::Output: Send + 'static,
     {
         self.shared
-            .spawn(future, Location::caller(), TaskClass::Auto)
+            .spawn(future, Origin::task(Location::caller()), TaskClass::Auto)
     }
 
     /// Spawns an elastic task on this runtime. See [`spawn_elastic`](crate::spawn_elastic).
@@ -77,7 +77,7 @@ impl Handle {
         F::Output: Send + 'static,
     {
         self.shared
-            .spawn(future, Location::caller(), TaskClass::Elastic)
+            .spawn(future, Origin::task(Location::caller()), TaskClass::Elastic)
     }
 
     /// Runs a blocking closure on the blocking pool. See
@@ -120,7 +120,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.shared.spawn(future, location, class)
+        self.shared.spawn(future, Origin::task(location), class)
     }
 
     /// Runs `f` on the blocking pool, as spawned at `location` (see

@@ -69,7 +69,7 @@ impl Shared {
         match class {
             WakeClass::Demoted | WakeClass::Promoted => {
                 self.metrics.count_class_change(class == WakeClass::Demoted);
-                crate::task::class::report_change(class, task.id(), task.location());
+                crate::task::class::report_change(class, task);
             }
             WakeClass::Foreground | WakeClass::Background => {}
         }

@@ -28,7 +28,7 @@ use crate::task::TaskClass;
 use crate::task::class::Policy;
 use crate::task::harness::Harness;
 use crate::task::registry::Registry;
-use crate::task::{JoinHandle, Runnable, TaskMeta};
+use crate::task::{JoinHandle, Origin, Runnable, TaskMeta};
 use crate::yield_queue::YieldQueue;
 use crate::yield_queue::rescue::YieldRescue;
 
@@ -226,11 +226,11 @@ impl Shared {
         self.shutdown.is_set()
     }
 
-    /// Spawns `future` as a task of this runtime.
+    /// Spawns `future` as a task of this runtime, from `origin`.
     pub(crate) fn spawn<F>(
         self: &Arc<Self>,
         future: F,
-        location: &'static Location<'static>,
+        origin: Origin<'_>,
         class: TaskClass,
     ) -> JoinHandle<F::Output>
     where
@@ -244,7 +244,7 @@ impl Shared {
                     self,
                     registry_key,
                     id,
-                    location,
+                    origin,
                     Policy::new(class, self.config.demote_background),
                 ))
                 .spawn(
@@ -296,7 +296,13 @@ impl Shared {
             move |runnable| shared.blocking.push(&shared, runnable, mandatory)
         };
         let (runnable, task) = async_task::Builder::new()
-            .metadata(TaskMeta::new(self, None, id, location, Policy::Foreground))
+            .metadata(TaskMeta::new(
+                self,
+                None,
+                id,
+                Origin::blocking(location),
+                Policy::Foreground,
+            ))
             .spawn(move |meta| Harness::new(async move { f() }, meta), schedule);
         let waker = runnable.waker();
         runnable.schedule();

@@ -38,8 +38,6 @@
 //! self-wake count, written only by the schedule hook, needs no more than
 //! `Relaxed` loads and stores.
 
-use std::panic::Location;
-
 // Not from `crate::sync`: the count takes part in no park/wake or hand-off
 // protocol (see "Ordering" above), so loom has nothing to check in it.
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -206,17 +204,20 @@ impl Waitiness {
 
 /// Reports a change of class (`brigade::class` at debug level).
 #[cold]
-pub(crate) fn report_change(class: WakeClass, task: u64, spawned_at: &'static Location<'static>) {
+pub(crate) fn report_change(class: WakeClass, task: &super::TaskMeta) {
+    let (id, name, spawned_at) = (task.id(), task.name(), task.location());
     match class {
         WakeClass::Demoted => tracing::debug!(
             target: "brigade::class",
-            task,
+            task = id,
+            task.name = name,
             spawned_at = %spawned_at,
             "task demoted to background: it has only woken itself {DEMOTE_AFTER} times in a row"
         ),
         WakeClass::Promoted => tracing::debug!(
             target: "brigade::class",
-            task,
+            task = id,
+            task.name = name,
             spawned_at = %spawned_at,
             "task promoted to foreground: woken by an event it waited for"
         ),

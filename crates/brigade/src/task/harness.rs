@@ -94,17 +94,20 @@ impl<F: Future> Future for Harness<F> {
             return Poll::Pending;
         }
         let mut future = this.future;
-        let polled = context::poll_task(meta, cx.waker(), || {
-            catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
-                Some(future) => future.poll(cx),
-                None => panic!("a brigade task was polled after it completed"),
-            }))
+        let polled = meta.span().poll(cx.waker(), |waker| {
+            let mut cx = Context::from_waker(waker);
+            context::poll_task(meta, waker, || {
+                catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
+                    Some(future) => future.poll(&mut cx),
+                    None => panic!("a brigade task was polled after it completed"),
+                }))
+            })
         });
         let output = match polled {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(output)) => Ok(output),
             Err(payload) => {
-                super::tokio_hint::on_task_panic(meta.id(), meta.location(), &payload);
+                super::tokio_hint::on_task_panic(meta, &payload);
                 Err(payload)
             }
         };

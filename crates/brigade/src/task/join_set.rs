@@ -26,7 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use super::{AbortHandle, Id, JoinError, JoinHandle, TaskClass};
+use super::{AbortHandle, Id, JoinError, JoinHandle, Origin, TaskClass};
 use crate::runtime::{Handle, context};
 use crate::sync::{Mutex, lock};
 
@@ -431,7 +431,9 @@ impl<T: Send + 'static> JoinSet<T> {
     {
         let location = Location::caller();
         let handle = context::with_current("brigade::task::JoinSet::spawn", |runtime| {
-            runtime.shared.spawn(task, location, TaskClass::Auto)
+            runtime
+                .shared
+                .spawn(task, Origin::task(location), TaskClass::Auto)
         });
         self.insert(handle)
     }
@@ -458,7 +460,9 @@ impl<T: Send + 'static> JoinSet<T> {
     {
         let location = Location::caller();
         let handle = context::with_current("brigade::task::JoinSet::spawn_elastic", |runtime| {
-            runtime.shared.spawn(task, location, TaskClass::Elastic)
+            runtime
+                .shared
+                .spawn(task, Origin::task(location), TaskClass::Elastic)
         });
         self.insert(handle)
     }

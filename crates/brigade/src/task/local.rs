@@ -43,7 +43,7 @@ use super::class::Policy;
 use super::harness::Harness;
 use super::host::TaskHost;
 use super::registry::Registry;
-use super::{JoinHandle, Runnable, TaskMeta};
+use super::{JoinHandle, Origin, Runnable, TaskMeta};
 use crate::policy::LOCAL_SET_TASKS_PER_TURN;
 use crate::runtime::Runtime;
 use crate::sync::{Mutex, lock};
@@ -441,7 +441,7 @@ where
                 shared,
                 registry_key,
                 id,
-                location,
+                Origin::local(location),
                 Policy::Foreground,
             ))
             .spawn_local(

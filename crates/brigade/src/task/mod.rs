@@ -29,6 +29,9 @@ mod join_set;
 #[cfg(not(loom))]
 mod local;
 pub(crate) mod registry;
+pub(crate) mod span;
+#[cfg(feature = "console")]
+mod span_waker;
 pub(crate) mod spawn;
 mod task_builder;
 pub(crate) mod task_ref;
@@ -58,6 +61,8 @@ use crate::yield_queue::YieldState;
 use cancel::CancelState;
 use class::Policy;
 use host::TaskHost;
+pub(crate) use span::Origin;
+use span::TaskSpan;
 
 /// The `Runnable` type every scheduler queue holds.
 pub(crate) type Runnable = async_task::Runnable<TaskMeta>;
@@ -108,6 +113,10 @@ pub(crate) struct TaskMeta {
     yield_state: YieldState,
     /// Where the task was spawned, for the long-poll warning.
     location: &'static Location<'static>,
+    /// The name given with `task::Builder::name`, for the task's events.
+    name: Option<Box<str>>,
+    /// Its tokio-console span (`span.rs`; nothing without the feature).
+    span: TaskSpan,
     /// How the scheduler treats the task, and the state its class needs
     /// (`class.rs`).
     policy: Policy,
@@ -131,7 +140,7 @@ impl TaskMeta {
         host: &Arc<impl TaskHost + 'static>,
         registry_key: Option<usize>,
         id: u64,
-        location: &'static Location<'static>,
+        origin: Origin<'_>,
         policy: Policy,
     ) -> Self {
         TaskMeta {
@@ -140,7 +149,9 @@ impl TaskMeta {
             registry_key,
             cancel: CancelState::new(),
             yield_state: YieldState::new(),
-            location,
+            location: origin.location,
+            name: origin.name.map(Box::from),
+            span: TaskSpan::new(id, &origin),
             policy,
             scheduled_at: AtomicU64::new(0),
             #[cfg(loom)]
@@ -157,7 +168,7 @@ impl TaskMeta {
             host,
             None,
             TaskMeta::next_id(),
-            Location::caller(),
+            Origin::task(Location::caller()),
             Policy::Foreground,
         )
     }
@@ -184,6 +195,16 @@ impl TaskMeta {
 
     pub(crate) fn location(&self) -> &'static Location<'static> {
         self.location
+    }
+
+    /// The name given with `task::Builder::name`.
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Its tokio-console span.
+    pub(crate) fn span(&self) -> &TaskSpan {
+        &self.span
     }
 
     /// How the scheduler treats the task.

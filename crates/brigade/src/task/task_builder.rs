@@ -3,10 +3,11 @@
 use std::future::Future;
 use std::panic::Location;
 
-use super::{AbortHandle, JoinHandle, JoinSet, TaskClass};
+use super::{AbortHandle, JoinHandle, JoinSet, Origin, TaskClass};
 use crate::runtime::{Handle, context};
 
-/// Spawns a task with options, in the style of tokio's `task::Builder`.
+/// Spawns a task with options, in the style of tokio's `task::Builder`: a
+/// [`class`](Self::class) and a [`name`](Self::name).
 ///
 /// [`spawn`](crate::spawn) is `Builder::new().spawn(..)`, and
 /// [`spawn_elastic`](crate::spawn_elastic) is
@@ -37,17 +38,44 @@ use crate::runtime::{Handle, context};
 /// assert_eq!(rt.block_on(reply).unwrap(), "done");
 /// # Ok::<(), std::io::Error>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 #[must_use = "a task Builder spawns nothing until `spawn` is called"]
-pub struct Builder {
+pub struct Builder<'a> {
     class: TaskClass,
+    name: Option<&'a str>,
 }
 
-impl Builder {
+impl<'a> Builder<'a> {
     /// Options for a plain [`spawn`](crate::spawn): class
-    /// [`TaskClass::Auto`].
+    /// [`TaskClass::Auto`], no name.
     pub fn new() -> Self {
         Builder::default()
+    }
+
+    /// Names the task, as tokio's `Builder::name` does: tokio-console shows
+    /// the name (feature `console`, see the crate docs), and brigade's
+    /// events about the task carry it as `task.name` (a demotion to
+    /// background, a panic calling tokio outside a tokio runtime).
+    ///
+    /// ```
+    /// use brigade::task::Builder;
+    ///
+    /// brigade::Runtime::new()?.block_on(async {
+    ///     let compaction = Builder::new()
+    ///         .name("compaction")
+    ///         .spawn(async { 7 });
+    ///     assert_eq!(compaction.await.unwrap(), 7);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn name(mut self, name: &'a str) -> Self {
+        self.name = Some(name);
+        self
+    }
+
+    /// Where a task spawned by this builder comes from.
+    fn origin(&self, location: &'static Location<'static>) -> Origin<'a> {
+        Origin::task(location).named(self.name)
     }
 
     /// How the scheduler treats the task (see [`TaskClass`]).
@@ -69,7 +97,9 @@ impl Builder {
     {
         let location = Location::caller();
         context::with_current("brigade::task::Builder::spawn", |handle| {
-            handle.shared.spawn(future, location, self.class)
+            handle
+                .shared
+                .spawn(future, self.origin(location), self.class)
         })
     }
 
@@ -80,7 +110,9 @@ impl Builder {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        handle.shared.spawn(future, Location::caller(), self.class)
+        handle
+            .shared
+            .spawn(future, self.origin(Location::caller()), self.class)
     }
 
     /// Spawns the task on the current runtime and adds it to `set`, as

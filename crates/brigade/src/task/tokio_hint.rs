@@ -19,9 +19,7 @@
 //! `block_on` catches no panic: its future's panic unwinds to the caller as
 //! it was raised, with no hint.
 
-use std::panic::Location;
-
-use super::Panic;
+use super::{Panic, TaskMeta};
 
 /// The `tracing` target of the warning.
 const TARGET: &str = "brigade::tokio_hint";
@@ -104,14 +102,15 @@ pub(crate) fn message_of(payload: &Panic) -> Option<&str> {
 /// From the task harness, when task `task`, spawned at `spawned_at`,
 /// panics: warns with the hint if the panic is one of tokio's. Panics are
 /// rare, so the look at the message costs nothing that matters.
-pub(crate) fn on_task_panic(task: u64, spawned_at: &'static Location<'static>, payload: &Panic) {
+pub(crate) fn on_task_panic(task: &TaskMeta, payload: &Panic) {
     let Some(hint) = message_of(payload).and_then(for_message) else {
         return;
     };
     tracing::warn!(
         target: TARGET,
-        task,
-        spawned_at = %spawned_at,
+        task = task.id(),
+        task.name = task.name(),
+        spawned_at = %task.location(),
         hint = %hint,
         "a task panicked calling tokio outside a tokio runtime"
     );

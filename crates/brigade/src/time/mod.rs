@@ -37,6 +37,7 @@ mod instant;
 mod interval;
 mod pause;
 mod sleep;
+mod sleep_span;
 mod timeout;
 
 pub use instant::Instant;

@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::Instant;
+use super::sleep_span::SleepSpan;
 use crate::driver::Driver;
 use crate::driver::time::Registered;
 use crate::driver::wheel::TimerKey;
@@ -42,12 +43,14 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
     let Some(driver) = context::current_driver() else {
         context::outside_runtime("brigade::time::sleep")
     };
-    Sleep {
+    let wait = Wait {
         deadline,
         driver,
         timer: None,
         elapsed: false,
-    }
+    };
+    let span = SleepSpan::new(std::panic::Location::caller(), wait.remaining());
+    Sleep { wait, span }
 }
 
 /// Future returned by [`sleep`] and [`sleep_until`]. It is `Unpin`, and can
@@ -65,6 +68,14 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// case instead.)
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
+    wait: Wait,
+    /// Its tokio-console spans (`sleep_span.rs`; nothing without the
+    /// feature).
+    span: SleepSpan,
+}
+
+/// A sleep's deadline and its timer in the driver's wheel.
+struct Wait {
     deadline: Instant,
     driver: Arc<Driver>,
     /// The registered timer, once polled.
@@ -75,25 +86,20 @@ pub struct Sleep {
 impl Sleep {
     /// The instant this sleep ends.
     pub fn deadline(&self) -> Instant {
-        self.deadline
+        self.wait.deadline
     }
 
     /// Whether the deadline has been reached (as seen by the last poll).
     pub fn is_elapsed(&self) -> bool {
-        self.elapsed
+        self.wait.elapsed
     }
 
     /// Moves the deadline; the sleep becomes pending again if it is later.
     pub fn reset(&mut self, deadline: Instant) {
-        self.cancel();
-        self.deadline = deadline;
-        self.elapsed = false;
-    }
-
-    fn cancel(&mut self) {
-        if let Some(timer) = self.timer.take() {
-            self.driver.time.remove(timer);
-        }
+        self.wait.cancel();
+        self.wait.deadline = deadline;
+        self.wait.elapsed = false;
+        self.span.deadline_moved(self.wait.remaining());
     }
 }
 
@@ -103,12 +109,26 @@ impl Future for Sleep {
     /// Spends a unit of the task's cooperative budget when it completes
     /// (`task/coop.rs`): a loop over sleeps that are already due yields
     /// while work waits.
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        crate::task::coop::budgeted(cx, |cx| self.poll_elapsed(cx))
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Sleep { wait, span } = self.get_mut();
+        crate::task::coop::budgeted(cx, |cx| span.poll(|| wait.poll_elapsed(cx)))
     }
 }
 
-impl Sleep {
+impl Wait {
+    /// How long from now until the deadline.
+    fn remaining(&self) -> Duration {
+        self.deadline
+            .into_std()
+            .saturating_duration_since(self.driver.clock().now())
+    }
+
+    fn cancel(&mut self) {
+        if let Some(timer) = self.timer.take() {
+            self.driver.time.remove(timer);
+        }
+    }
+
     /// The poll proper, without the budget.
     fn poll_elapsed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if self.elapsed {
@@ -146,7 +166,7 @@ impl Sleep {
     }
 }
 
-impl Drop for Sleep {
+impl Drop for Wait {
     fn drop(&mut self) {
         self.cancel();
     }
@@ -155,8 +175,8 @@ impl Drop for Sleep {
 impl std::fmt::Debug for Sleep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sleep")
-            .field("deadline", &self.deadline)
-            .field("elapsed", &self.elapsed)
+            .field("deadline", &self.wait.deadline)
+            .field("elapsed", &self.wait.elapsed)
             .finish()
     }
 }
