@@ -2,7 +2,7 @@
 //! this process, a real `console-api` client connected to it over gRPC, and
 //! brigade tasks named with `task::Builder::name`, found by the client by
 //! name with their kind, spawn location, polls and wakes, and a
-//! `time::sleep` found as a timer resource.
+//! `time::sleep` and a `TcpListener` found as resources.
 //!
 //! Run with `cargo test -p brigade-examples --features console --test
 //! console` (the workspace's .cargo/config.toml sets the cfg
@@ -33,7 +33,8 @@ struct Seen {
     wakes: HashMap<u64, u64>,
     /// Waker clones less drops: the wakers the task's future holds.
     live_wakers: HashMap<u64, i64>,
-    sleep_resources: usize,
+    /// Resources by concrete type.
+    resources: HashMap<String, usize>,
 }
 
 impl Seen {
@@ -85,11 +86,9 @@ impl Seen {
             }
         }
         if let Some(resources) = update.resource_update {
-            self.sleep_resources += resources
-                .new_resources
-                .iter()
-                .filter(|resource| resource.concrete_type == "Sleep")
-                .count();
+            for resource in resources.new_resources {
+                *self.resources.entry(resource.concrete_type).or_default() += 1;
+            }
         }
     }
 }
@@ -123,7 +122,11 @@ fn the_console_client_finds_named_tasks_with_their_polls_and_a_sleep() {
         runtime.handle(),
     );
     let sleeper = Builder::new().name("console-sleeper").spawn_on(
-        async { brigade::time::sleep(Duration::from_secs(3600)).await },
+        async {
+            // A socket, a console resource too, kept while it sleeps.
+            let _listener = brigade::net::TcpListener::bind("127.0.0.1:0").await;
+            brigade::time::sleep(Duration::from_secs(3600)).await
+        },
         runtime.handle(),
     );
 
@@ -152,7 +155,8 @@ fn the_console_client_finds_named_tasks_with_their_polls_and_a_sleep() {
         let found = |seen: &Seen| {
             seen.polls_of("console-probe") > PROBE_YIELDS
                 && seen.task_named("console-sleeper").is_some()
-                && seen.sleep_resources >= 1
+                && seen.resources.contains_key("Sleep")
+                && seen.resources.contains_key("TcpListener")
         };
         while !found(&seen) {
             let left = DEADLINE.saturating_sub(started.elapsed());
@@ -161,8 +165,8 @@ fn the_console_client_finds_named_tasks_with_their_polls_and_a_sleep() {
                 Ok(Ok(None)) => panic!("the console server closed the stream"),
                 Ok(Err(status)) => panic!("the console stream failed: {status}"),
                 Err(_) => panic!(
-                    "not found within {DEADLINE:?}: names {:?}, polls {:?}, Sleep resources {}",
-                    seen.names, seen.polls, seen.sleep_resources
+                    "not found within {DEADLINE:?}: names {:?}, polls {:?}, resources {:?}",
+                    seen.names, seen.polls, seen.resources
                 ),
             }
         }

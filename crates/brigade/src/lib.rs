@@ -154,9 +154,10 @@
 //!   Prometheus text format.
 //! - `console`: tokio-console shows brigade's tasks and timers. Each task
 //!   gets tokio's `runtime.spawn` span (its `task::Builder::name`, kind and
-//!   spawn location), entered at each poll, with waker events, and each
+//!   spawn location), entered at each poll, with waker events, each
 //!   `time::sleep` a timer resource span, as tokio emits them under
-//!   `tokio_unstable`. Install `console-subscriber` as usual and build
+//!   `tokio_unstable`, and each socket, pipe and `AsyncFd` a resource span
+//!   of its type (kind `io`). Install `console-subscriber` as usual and build
 //!   with `--cfg console_without_tokio_unstable` (it checks for that cfg or
 //!   `tokio_unstable`); `cargo run -p brigade-examples --features console
 //!   --example console`, then `tokio-console`, shows it. Costs a span

@@ -16,6 +16,7 @@
 //! `poll_evented.rs` holds a `mio` source registered with the current
 //! runtime, the building block of `brigade::net`.
 
+mod io_span;
 pub(crate) mod poll_evented;
 mod ready;
 mod stdio;

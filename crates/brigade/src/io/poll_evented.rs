@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 
 use mio::Interest;
 
+use super::io_span::IoSpan;
 use super::ready::{Interest as UserInterest, Ready};
 use crate::driver::Driver;
 use crate::driver::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
@@ -25,6 +26,9 @@ pub(crate) struct PollEvented<S: mio::event::Source> {
     token: usize,
     io: Arc<ScheduledIo>,
     driver: Arc<Driver>,
+    /// Its tokio-console resource span (`io_span.rs`; nothing without the
+    /// feature).
+    _span: IoSpan,
 }
 
 /// The error for net types created outside a runtime.
@@ -68,6 +72,7 @@ impl<S: mio::event::Source> PollEvented<S> {
             token,
             io,
             driver,
+            _span: IoSpan::new::<S>(),
         })
     }
 
