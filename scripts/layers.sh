@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The layer check of docs/design.md ("Layers"): each layer of the brigade
-# crate imports only the layers below it, with the exceptions that page
-# names. Prints every import that breaks a rule, and exits non-zero if
+# crate imports only the layers below it; there are no exceptions. Prints every import that breaks a rule, and exits non-zero if
 # there is one; prints "layers: ok" otherwise.
 #
 # Usage: scripts/layers.sh [SRC]   (SRC: the crate's src/, by default
@@ -47,13 +46,17 @@ code() {
 # The files of each layer (see docs/design.md).
 l0=(sync epoch.rs policy.rs slab_shrink.rs metrics)
 l1=(driver)
-l2=(task yield_queue admission io net time signal)
-# The facade: the public entry points (`Runtime`, `Builder` and its
-# flavours, `Handle::block_on` and `enter`, `LocalSet::block_on`), start-up
-# and shutdown.
+l2=(task yield_queue admission)
+# L4, the API: the facade (`Runtime`, `Builder` and its flavours,
+# `Handle::block_on` and `enter`, start-up, shutdown, the metrics view and
+# their publishing), the spawn functions and `LocalSet` (which reach the
+# scheduler through `Handle` and this thread's runtime), and the resources
+# (io/, net/, time/, signal/, fs/, process/: they reach the driver through
+# this thread's runtime). L4 may import any layer, so it has no rule.
 l4_files=(lib.rs runtime/mod.rs runtime/start.rs runtime/builder/mod.rs runtime/builder/checks.rs
     runtime/flavor.rs runtime/enter.rs runtime/shutdown.rs runtime/metrics_source.rs
-    task/local.rs)
+    runtime/metrics_publish.rs
+    task/spawn.rs task/task_builder.rs task/join_set.rs task/local.rs)
 # Test modules that are files of their own (declared under `cfg(test)`).
 is_test='(^|/)(tests|loom_models)(/|\.rs$)|_tests\.rs$'
 rs_files() {
@@ -78,23 +81,22 @@ rule() {
     fi
 }
 
-above_l0='crate::(driver|task|yield_queue|admission|runtime|io|net|time|signal|yield_if_busy)\b|crate::(Runtime|Handle|Builder|spawn|spawn_blocking|spawn_elastic)\b'
-above_l1='crate::(task|yield_queue|admission|runtime|io|net|time|signal|yield_if_busy)\b|crate::(Runtime|Handle|Builder|spawn|spawn_blocking|spawn_elastic)\b'
-# L2 reaches the scheduler only through `runtime::context` (this thread's
-# runtime, worker and task) and the `Handle` type (`runtime/handle.rs`).
-runtime_not_context='runtime::(\{[^}]*\b(attention|auto_advance|blocking|builder|compensation|current_thread|enter|flavor|idle|monitor|run_next|shared|shutdown|start|task_host|thread_cpu|thread_hooks|tokio_compat|worker|Runtime|Builder|Shared|spawn|spawn_blocking|spawn_elastic)\b|(attention|auto_advance|blocking|builder|compensation|current_thread|enter|flavor|idle|monitor|run_next|shared|shutdown|start|task_host|thread_cpu|thread_hooks|tokio_compat|worker|Runtime|Builder|Shared|spawn|spawn_blocking|spawn_elastic)\b)|crate::(Runtime|Builder|spawn|spawn_blocking|spawn_elastic|yield_if_busy)\b'
-# L3 names no item of the facade: not `shutdown.rs`, `start.rs` or
-# `builder.rs`, nor the `Runtime`, `Builder` or `Handle` of
-# `runtime/mod.rs` (L3's `Handle` is `runtime/handle.rs`'s).
-facade='(crate::runtime|super)::(shutdown|start|builder)\b|(crate::runtime|crate|super)::(Runtime|Builder|Handle|spawn|spawn_blocking|spawn_elastic)\b|(crate::runtime|super)::\{[^}]*\b(shutdown|start|builder|Runtime|Builder|Handle)\b'
+above_l0='crate::(driver|task|yield_queue|admission|runtime|io|net|time|signal|fs|process|yield_if_busy)\b|crate::(Runtime|Handle|Builder|spawn|spawn_blocking|spawn_elastic)\b'
+above_l1='crate::(task|yield_queue|admission|runtime|io|net|time|signal|fs|process|yield_if_busy)\b|crate::(Runtime|Handle|Builder|spawn|spawn_blocking|spawn_elastic)\b'
+# L2 names nothing of the scheduler nor of the API.
+above_l2='crate::(runtime|io|net|time|signal|fs|process|yield_if_busy)\b|crate::(Runtime|Handle|Builder|spawn|spawn_blocking|spawn_elastic|spawn_local|yield_now)\b|(crate::task|super)::(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b|(crate::task|super)::\{[^}]*\b(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b'
+# L3 names no item of L4: not the facade's files, nor the `Runtime`,
+# `Builder` or `Handle` of `runtime/mod.rs` (L3's `Handle` is
+# `runtime/handle.rs`'s), nor the spawn functions or the resources.
+facade='(crate::runtime|super)::(shutdown|start|builder|metrics_publish)\b|(crate::runtime|crate|super)::(Runtime|Builder|Handle|spawn|spawn_blocking|spawn_elastic)\b|(crate::runtime|super)::\{[^}]*\b(shutdown|start|builder|metrics_publish|Runtime|Builder|Handle)\b|crate::(io|net|time|signal|fs|process)\b|crate::task::(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b|crate::task::\{[^}]*\b(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b'
 
 rule "L0 (primitives, policy.rs) imports nothing above L0" \
     $(rs_files "${l0[@]}") -- "$above_l0"
 rule "L1 (driver/) imports only L0" \
     $(rs_files "${l1[@]}") -- "$above_l1"
-rule "L2 (tasks, yield queue, admission, resources) reaches runtime/ only through runtime::context and Handle" \
-    $(rs_files "${l2[@]}") -- "$runtime_not_context"
-rule "L3 (the scheduler: runtime/ but the facade, yield_if_busy.rs) imports nothing of L4 (the facade)" \
+rule "L2 (the task core, yield queue, admission) imports nothing of runtime/ or the API" \
+    $(rs_files "${l2[@]}") -- "$above_l2"
+rule "L3 (the scheduler: runtime/ but the facade, yield_if_busy.rs) imports nothing of L4 (the API)" \
     $(l3_files) -- "$facade"
 # The one import circle the layers above would allow inside L3: the
 # thread-locals (which L2 reads) and the worker loop (which sets them).

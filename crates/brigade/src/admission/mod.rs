@@ -51,10 +51,10 @@ use std::time::{Duration, Instant};
 use controller::Controller;
 pub use controller::ElasticConfig;
 use elastic_poll::CoarseSlots;
-pub(crate) use elastic_poll::{ElasticPoll, ElasticState};
+pub(crate) use elastic_poll::ElasticPoll;
 
 use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock, wait_timeout};
-use crate::task::{Runnable, TaskMeta};
+use crate::task::{ElasticState, Runnable, TaskMeta};
 
 /// The admission state of a task that goes through admission: only elastic
 /// tasks do (`Core::run_task`, `runtime/worker/mod.rs`).

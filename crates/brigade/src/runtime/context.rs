@@ -2,23 +2,14 @@
 //! a thread inside `block_on`, a blocking-pool thread, or nothing; and,
 //! during a poll, which task is being polled.
 //!
+//! The task's own part of it (its header and waker during a poll, and the
+//! worker running it) is the task layer's: `task/current.rs`, re-exported
+//! here for the scheduler.
+//!
 //! ## Scoped by construction
-//! Every thread-local here is set for the duration of a closure and restored
-//! when the closure returns or unwinds ([`Scoped::set`], in the style of
-//! tokio's `runtime/context/scoped.rs`). No guard is handed out, so nothing
-//! can outlive what it points to, be leaked with `mem::forget`, or be
-//! reordered past the end of its referent:
-//! - `WORKER`: the worker running on this thread, set by [`run_worker`]
-//!   around the worker loop, which borrows it. An opaque pointer (a
-//!   [`Worker`] trait object): this file sits below the worker loop, since
-//!   the tasks and resources read it, and names no type of the loop's; the
-//!   loop reads its own `Core` back through `worker::with_current`.
-//! - `CURRENT_TASK` and `TASK_WAKER`: the header and the waker of the task
-//!   being polled, set by the task's own harness around the poll of the
-//!   user's future ([`poll_task`]), so a `&TaskMeta` exists only while that
-//!   poll runs. On a current-thread runtime `TASK_WAKER` alone is also set
-//!   around the polls of the `block_on` future ([`poll_main`]), for the
-//!   cooperative budget's test of whose waker it wakes ([`is_own_waker`]).
+//! Every thread-local here is set for the duration of a closure and
+//! restored when the closure returns or unwinds (the pointers are `Scoped`,
+//! `sync/scoped.rs`), so nothing can outlive what it points to.
 //! - `IDLE_WORD`: what `yield_if_busy()`'s fast path loads. On a worker it
 //!   points at that runtime's idle state word (see `idle.rs`); everywhere
 //!   else at [`NOT_A_WORKER`], a constant that reads as "a worker is idle",
@@ -28,7 +19,7 @@
 //!   [`FORCE_SLOW_PATH`], a constant that reads as "no worker is idle", so
 //!   every call reaches the slow path, where the task's CPU grant is checked.
 //!   Under loom (whose atomics cannot live in a `static`) the fast path
-//!   reads the worker's idle word through `WORKER` instead, and
+//!   reads the worker's idle word through `LOOM_IDLE_WORD` instead, and
 //!   `SLOW_PATH_FORCED` stands in for the constant: the same load of the
 //!   same word, one more pointer away.
 //! - `POLL_WATCH`: this worker's long-poll watch, or null.
@@ -38,11 +29,6 @@
 //!   runtimes (`enter.rs`), where scoped entries (`with_handle`) and
 //!   `Handle::enter`'s guards meet.
 //!
-//! A pointer read from a `Scoped` is either its `'static` default or a
-//! reference passed to a `set` whose frame is still on this thread's stack
-//! (the reset runs before that frame returns), so the pointee is alive for
-//! as long as any closure that reads it runs.
-//!
 //! One exception, feature `tokio-compat`: tokio offers hooks at a thread's
 //! start and stop, not a closure around its life, so its compat threads
 //! ([`enter_compat_thread`]) set `HANDLE` (an owned clone) and point
@@ -50,17 +36,19 @@
 //! Neither points into a stack frame, so nothing can dangle.
 
 use std::cell::{Cell, RefCell};
-use std::ptr::NonNull;
 #[cfg(not(loom))]
 use std::sync::Arc;
-use std::task::Waker;
 
 use super::handle::Handle;
 use super::idle;
 #[cfg(not(loom))]
 use crate::driver::Driver;
 use crate::metrics::long_poll::PollWatch;
-use crate::task::TaskMeta;
+use crate::sync::Scoped;
+use crate::task::current;
+pub(crate) use crate::task::current::{
+    Worker, on_worker, poll_main, with_current_task, with_worker,
+};
 
 /// Read by the fast path on threads that are not workers: one idle worker,
 /// so `yield_if_busy()` completes at once. Never written.
@@ -83,122 +71,9 @@ static COMPAT_THREAD: AtomicUsize = AtomicUsize::new(0);
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A thread-local pointer that is set only for the duration of a closure.
-struct Scoped<T: 'static> {
-    inner: Cell<*const T>,
-}
-
-impl<T: 'static> Scoped<T> {
-    /// Unset: reads as `None`.
-    const fn unset() -> Self {
-        Scoped {
-            inner: Cell::new(std::ptr::null()),
-        }
-    }
-
-    /// Reads as `default` wherever it is not set.
-    #[cfg(not(loom))]
-    const fn with_default(default: &'static T) -> Self {
-        Scoped {
-            inner: Cell::new(default),
-        }
-    }
-
-    /// Points at `value` while `f` runs, then restores the previous value,
-    /// also when `f` unwinds.
-    fn set<R>(&self, value: &T, f: impl FnOnce() -> R) -> R {
-        struct Reset<'a, T> {
-            cell: &'a Cell<*const T>,
-            previous: *const T,
-        }
-        impl<T> Drop for Reset<'_, T> {
-            fn drop(&mut self) {
-                self.cell.set(self.previous);
-            }
-        }
-        let _reset = Reset {
-            previous: self.inner.replace(value),
-            cell: &self.inner,
-        };
-        f()
-    }
-
-    /// Runs `f` with what the pointer points at, if it is set.
-    fn with<R>(&self, f: impl FnOnce(Option<&T>) -> R) -> R {
-        // SAFETY: the pointer is null, a `'static` default, or the `value`
-        // of a `set` on this thread whose frame encloses this call (its
-        // reset runs before that frame returns, and `f` returns before it),
-        // so the pointee is alive for all of `f`.
-        f(unsafe { self.inner.get().as_ref() })
-    }
-}
-
-/// What code below the scheduler may ask of the worker running on this
-/// thread: the worker loop's `Core` implements it, and is the only type
-/// that does (`worker::with_current` relies on that).
-pub(crate) trait Worker: std::any::Any {
-    /// Runs `f`, which may block, with a spare worker serving in this one's
-    /// place meanwhile (`task::block_in_place`).
-    fn block_in_place(&self, f: &mut dyn FnMut());
-
-    /// The running poll has spent its cooperative budget (`task/coop.rs`):
-    /// whether work waits for this worker or, `local_set` being
-    /// `Some(waits)`, on the `LocalSet` running the task
-    /// (`Core::budget_work_waits`). Marks nothing.
-    fn budget_work_waits(&self, local_set: Option<bool>) -> bool;
-
-    /// The budget makes the running poll yield: the worker counts it and,
-    /// for a task of its own (not a `LocalSet`'s), takes the task's coming
-    /// self-wake for the budget's (`Core::budget_yield`).
-    fn budget_yield(&self, in_local_set: bool);
-}
-
-/// The thread-local pointer to the running worker (see the module docs):
-/// as [`Scoped`], for a trait object.
-struct WorkerSlot {
-    inner: Cell<Option<NonNull<dyn Worker>>>,
-}
-
-impl WorkerSlot {
-    const fn unset() -> Self {
-        WorkerSlot {
-            inner: Cell::new(None),
-        }
-    }
-
-    /// Points at `worker` while `f` runs, then restores the previous value,
-    /// also when `f` unwinds.
-    fn set<R>(&self, worker: &(dyn Worker + 'static), f: impl FnOnce() -> R) -> R {
-        struct Reset<'a> {
-            cell: &'a Cell<Option<NonNull<dyn Worker>>>,
-            previous: Option<NonNull<dyn Worker>>,
-        }
-        impl Drop for Reset<'_> {
-            fn drop(&mut self) {
-                self.cell.set(self.previous);
-            }
-        }
-        let _reset = Reset {
-            previous: self.inner.replace(Some(NonNull::from(worker))),
-            cell: &self.inner,
-        };
-        f()
-    }
-
-    /// Runs `f` with the worker, if one is set.
-    fn with<R>(&self, f: impl FnOnce(Option<&dyn Worker>) -> R) -> R {
-        // SAFETY: as in `Scoped::with`: the pointer is `None` or the
-        // `worker` of a `set` on this thread whose frame encloses this call.
-        f(self.inner.get().map(|worker| unsafe { worker.as_ref() }))
-    }
-}
-
 crate::sync::scheduler_thread_local! {
     static HANDLE: RefCell<Option<Handle>> = RefCell::new(None);
     static IN_BLOCK_ON: Cell<bool> = Cell::new(false);
-    static WORKER: WorkerSlot = WorkerSlot::unset();
-    static CURRENT_TASK: Scoped<TaskMeta> = Scoped::unset();
-    static TASK_WAKER: Scoped<Waker> = Scoped::unset();
     static POLL_WATCH: Scoped<PollWatch> = Scoped::unset();
 }
 
@@ -251,7 +126,7 @@ pub(crate) fn may_skip_yield() -> bool {
         // the value is a hint (see `yield_if_busy`'s docs); a stale read
         // costs at most one needless slow path or one missed yield, and the
         // shutdown and abort bits become visible at a later call.
-        let state = unsafe { (*word.inner.get()).load(Ordering::Relaxed) };
+        let state = unsafe { (*word.as_ptr()).load(Ordering::Relaxed) };
         idle::fast_path_may_continue(state)
     })
 }
@@ -293,66 +168,6 @@ pub(crate) fn with_slow_path_forced<R>(f: impl FnOnce() -> R) -> R {
     }
     let _restore = Restore(SLOW_PATH_FORCED.with(|forced| forced.replace(true)));
     f()
-}
-
-/// Runs `f` with the worker running on this thread, if any (the loop
-/// itself reads its `Core` through `worker::with_current`).
-pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&dyn Worker>) -> R) -> R {
-    WORKER.with(|worker| worker.with(f))
-}
-
-/// Whether a worker loop runs on this thread.
-pub(crate) fn on_worker() -> bool {
-    with_worker(|worker| worker.is_some())
-}
-
-/// Polls a task: makes `meta` the current task, and `waker` (the one its
-/// scheduler polls it with) its waker, while `f` runs. Called by the task's
-/// harness around the poll of the user's future, so the task is alive for
-/// all of it.
-pub(crate) fn poll_task<R>(meta: &TaskMeta, waker: &Waker, f: impl FnOnce() -> R) -> R {
-    let f = || crate::task::coop::with_full_budget(f);
-    CURRENT_TASK.with(|task| task.set(meta, || TASK_WAKER.with(|own| own.set(waker, f))))
-}
-
-/// Makes `waker` the waker of the `block_on` future being polled on a
-/// current-thread runtime while `f` runs (no task is current then).
-pub(crate) fn poll_main<R>(waker: &Waker, f: impl FnOnce() -> R) -> R {
-    TASK_WAKER.with(|own| own.set(waker, f))
-}
-
-/// Whether `waker` wakes the task being polled here (or the `block_on`
-/// future of a current-thread runtime): not a combinator's or a nested
-/// executor's.
-pub(crate) fn is_own_waker(waker: &Waker) -> bool {
-    TASK_WAKER.with(|own| own.with(|own| own.is_some_and(|own| own.will_wake(waker))))
-}
-
-/// The running poll spent its cooperative budget: whether work waits for
-/// this thread's worker or on the task's `LocalSet`
-/// (`Worker::budget_work_waits`); off a worker, only the set's own tasks
-/// can wait behind the poll.
-pub(crate) fn budget_work_waits(local_set: Option<bool>) -> bool {
-    with_worker(|worker| match worker {
-        Some(worker) => worker.budget_work_waits(local_set),
-        None => local_set == Some(true),
-    })
-}
-
-/// The budget makes the running poll yield (`Worker::budget_yield`).
-pub(crate) fn budget_yield(in_local_set: bool) {
-    with_worker(|worker| {
-        if let Some(worker) = worker {
-            worker.budget_yield(in_local_set);
-        }
-    });
-}
-
-/// Runs `f` with the header and the waker of the task being polled on this
-/// thread, if a task's poll is running here.
-pub(crate) fn with_current_task<R>(f: impl FnOnce(Option<(&TaskMeta, &Waker)>) -> R) -> R {
-    CURRENT_TASK
-        .with(|task| task.with(|meta| TASK_WAKER.with(|own| own.with(|waker| f(meta.zip(waker))))))
 }
 
 /// A clone of the current runtime's handle, if this thread is in one.
@@ -434,7 +249,8 @@ fn with_handle<R>(handle: Handle, in_block_on: bool, f: impl FnOnce() -> R) -> R
 pub(crate) fn enter_compat_thread(handle: Handle) {
     let previous = HANDLE.with(|current| current.borrow_mut().replace(handle));
     drop(previous);
-    IDLE_WORD.with(|word| word.inner.set(&COMPAT_THREAD));
+    IDLE_WORD.with(|word| word.set_for_thread(&COMPAT_THREAD));
+    current::set_compat_thread(true);
 }
 
 /// Undoes [`enter_compat_thread`] (tokio's `on_thread_stop` hook): the
@@ -442,16 +258,14 @@ pub(crate) fn enter_compat_thread(handle: Handle) {
 /// last thread has stopped.
 #[cfg(all(feature = "tokio-compat", not(loom)))]
 pub(crate) fn leave_compat_thread() {
-    IDLE_WORD.with(|word| word.inner.set(&NOT_A_WORKER));
+    IDLE_WORD.with(|word| word.set_for_thread(&NOT_A_WORKER));
+    current::set_compat_thread(false);
     let handle = HANDLE.with(|current| current.borrow_mut().take());
     drop(handle);
 }
 
-/// Whether this thread is a tokio-compat thread ([`enter_compat_thread`]).
 #[cfg(all(feature = "tokio-compat", not(loom)))]
-pub(crate) fn on_compat_thread() -> bool {
-    IDLE_WORD.with(|word| std::ptr::eq(word.inner.get(), &COMPAT_THREAD))
-}
+pub(crate) use crate::task::current::on_compat_thread;
 
 /// Makes `handle` (or none) the current runtime; returns the one it
 /// replaces, for the caller to drop with no borrow held (`enter.rs` keeps
@@ -477,15 +291,11 @@ pub(crate) fn run_worker<R>(
     f: impl FnOnce() -> R,
 ) -> R {
     #[cfg(not(loom))]
-    let run = || {
-        WORKER.with(|current| current.set(worker, || IDLE_WORD.with(|word| word.set(idle_word, f))))
-    };
+    let run = || current::set_worker(worker, || IDLE_WORD.with(|word| word.set(idle_word, f)));
     #[cfg(loom)]
     let run = || {
-        WORKER.with(|current| {
-            current.set(worker, || {
-                LOOM_IDLE_WORD.with(|word| word.set(idle_word, f))
-            })
+        current::set_worker(worker, || {
+            LOOM_IDLE_WORD.with(|word| word.set(idle_word, f))
         })
     };
     // Yield points bump the watch for the long-poll detector and for

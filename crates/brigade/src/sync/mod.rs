@@ -96,6 +96,9 @@ pub(crate) mod deque;
 
 pub(crate) use deque::{Injector, LocalQueue};
 
+mod scoped;
+pub(crate) use scoped::Scoped;
+
 /// Threads that take part in the scheduler's protocols: the workers and
 /// `block_on`'s thread (its `park`/`unpark`).
 #[cfg(loom)]

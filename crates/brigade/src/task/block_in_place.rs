@@ -1,7 +1,7 @@
 //! `block_in_place`: the explicit form of compensation (see
 //! `runtime/compensation/`).
 
-use crate::runtime::context;
+use super::current;
 
 /// Runs `f`, which may block, on the current thread, while a spare worker
 /// takes this worker's place: the worker's queued tasks and its share of
@@ -52,7 +52,7 @@ where
 {
     let mut f = Some(f);
     let mut output = None;
-    context::with_worker(|worker| {
+    current::with_worker(|worker| {
         if let Some(worker) = worker {
             worker.block_in_place(&mut || output = f.take().map(|f| f()));
         }

@@ -42,7 +42,7 @@
 // protocol (see "Ordering" above), so loom has nothing to check in it.
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::admission::ElasticState;
+use super::ElasticState;
 
 /// How the scheduler treats a task, chosen at spawn with
 /// [`task::Builder::class`](crate::task::Builder::class).

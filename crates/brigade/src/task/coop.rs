@@ -56,7 +56,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use crate::runtime::context;
+use super::current;
 
 /// C6 of the policy: the units a task's poll may spend (`policy.rs`).
 pub(crate) use crate::policy::COOP_BUDGET as BUDGET;
@@ -93,7 +93,7 @@ pub(crate) fn with_full_budget<R>(f: impl FnOnce() -> R) -> R {
 /// neither brigade's nor, on a tokio-compat thread, tokio's.
 pub(crate) fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(all(feature = "tokio-compat", not(loom)))]
-    if context::on_compat_thread() {
+    if current::on_compat_thread() {
         let mut f = Some(f);
         let once = std::future::poll_fn(|_| Poll::Ready(f.take().map(|f| f())));
         let mut unconstrained = std::pin::pin!(tokio::task::unconstrained(once));
@@ -179,19 +179,19 @@ fn with_budget<R>(budget: Budget, f: impl FnOnce() -> R) -> R {
 /// ```
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     #[cfg(all(feature = "tokio-compat", not(loom)))]
-    if context::on_compat_thread() {
+    if current::on_compat_thread() {
         return tokio::task::coop::poll_proceed(cx).map(RestoreOnPending::tokio);
     }
     let budget = CURRENT.with(Cell::get);
     match budget {
         Budget::Unconstrained => Poll::Ready(RestoreOnPending::new(None)),
-        Budget::Left(0) if context::is_own_waker(cx.waker()) && work_waits() => {
-            context::budget_yield(LOCAL_SET_WAITS.with(Cell::get).is_some());
+        Budget::Left(0) if current::is_own_waker(cx.waker()) && work_waits() => {
+            current::budget_yield(LOCAL_SET_WAITS.with(Cell::get).is_some());
             CURRENT.with(|current| current.set(Budget::Yielding));
             cx.waker().wake_by_ref();
             Poll::Pending
         }
-        Budget::Yielding if context::is_own_waker(cx.waker()) => {
+        Budget::Yielding if current::is_own_waker(cx.waker()) => {
             cx.waker().wake_by_ref();
             Poll::Pending
         }
@@ -216,7 +216,7 @@ fn work_waits() -> bool {
     let local_set = LOCAL_SET_WAITS
         .with(Cell::get)
         .map(|others_wait| others_wait());
-    context::budget_work_waits(local_set)
+    current::budget_work_waits(local_set)
 }
 
 /// Returned by [`poll_proceed`]: gives the unit back when dropped, unless
@@ -286,7 +286,7 @@ impl std::fmt::Debug for RestoreOnPending {
 /// `true`, the budget refilled, as the next resource would refill it.
 pub fn has_budget_remaining() -> bool {
     #[cfg(all(feature = "tokio-compat", not(loom)))]
-    if context::on_compat_thread() {
+    if current::on_compat_thread() {
         return tokio::task::coop::has_budget_remaining();
     }
     match CURRENT.with(Cell::get) {
@@ -355,7 +355,7 @@ impl<F: Future> Future for Unconstrained<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let future = self.project().future;
         #[cfg(all(feature = "tokio-compat", not(loom)))]
-        if context::on_compat_thread() {
+        if current::on_compat_thread() {
             return with_budget(Budget::Unconstrained, || {
                 Pin::new(&mut tokio::task::unconstrained(PollOnce(future))).poll(cx)
             });
@@ -563,7 +563,7 @@ mod tests {
         let mut cx = Context::from_waker(own);
         let other = std::task::Waker::from(std::sync::Arc::new(Flag));
         let mut foreign = Context::from_waker(&other);
-        context::poll_main(own, || {
+        current::poll_main(own, || {
             with_budget(Budget::Yielding, || {
                 assert!(poll_proceed(&mut cx).is_pending());
                 // A unit given back by an operation around it does not end

@@ -1,6 +1,6 @@
 //! The future every task actually runs: the user's future, with panics
 //! caught (from `poll` and from its destructor), the task made current
-//! while its future is polled (`context::poll_task`), and the task's
+//! while its future is polled (`current::poll_task`), and the task's
 //! registry slot and cancel state settled when the harness is dropped.
 //!
 //! `async-task` drops a task's future inside an abort-on-panic guard, so a
@@ -15,9 +15,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use super::current;
 use super::task_ref::SharedPtr;
 use super::{Panic, TaskMeta};
-use crate::runtime::context;
 
 pin_project_lite::pin_project! {
     /// Wraps a task's future. Its output is `Err(payload)` if the future
@@ -96,7 +96,7 @@ impl<F: Future> Future for Harness<F> {
         let mut future = this.future;
         let polled = meta.span().poll(cx.waker(), |waker| {
             let mut cx = Context::from_waker(waker);
-            context::poll_task(meta, waker, || {
+            current::poll_task(meta, waker, || {
                 catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
                     Some(future) => future.poll(&mut cx),
                     None => panic!("a brigade task was polled after it completed"),

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::num::NonZeroU64;
 
-use crate::runtime::context;
+use super::current;
 
 /// A task's id: unique among all tasks of the process (every runtime's,
 /// `spawn_blocking` closures' and [`LocalSet`](super::LocalSet) tasks'
@@ -77,5 +77,5 @@ pub fn id() -> Id {
 /// The id of the task being polled on this thread, or `None` outside a
 /// task (in `block_on`'s own future, or on a thread that polls none).
 pub fn try_id() -> Option<Id> {
-    context::with_current_task(|task| task.map(|(meta, _)| Id::from_raw(meta.id())))
+    current::with_current_task(|task| task.map(|(meta, _)| Id::from_raw(meta.id())))
 }

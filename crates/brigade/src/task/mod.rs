@@ -21,6 +21,8 @@ mod block_in_place;
 mod cancel;
 pub(crate) mod class;
 pub mod coop;
+pub(crate) mod current;
+mod elastic_state;
 pub(crate) mod harness;
 pub(crate) mod host;
 mod id;
@@ -37,6 +39,7 @@ mod task_builder;
 pub(crate) mod task_ref;
 pub(crate) mod tokio_hint;
 pub(crate) mod yield_now;
+mod yield_state;
 
 use std::panic::Location;
 use std::sync::Arc;
@@ -56,13 +59,13 @@ pub use local::{LocalSet, RunUntil, spawn_local};
 pub use spawn::{spawn, spawn_blocking};
 pub use yield_now::yield_now;
 
-use crate::admission::ElasticState;
-use crate::yield_queue::YieldState;
 use cancel::CancelState;
 use class::Policy;
+pub(crate) use elastic_state::ElasticState;
 use host::TaskHost;
 pub(crate) use span::Origin;
 use span::TaskSpan;
+pub(crate) use yield_state::YieldState;
 
 /// The `Runnable` type every scheduler queue holds.
 pub(crate) type Runnable = async_task::Runnable<TaskMeta>;

@@ -4,7 +4,7 @@
 //! and takes it back (`runtime/worker/yielded.rs`); this module holds the
 //! data: the queue's shards ([`YieldQueue`], each a [`StampedQueue`]), what
 //! waits ([`Entry`]: a deferred wake-up or a background task), each task's
-//! stepping-aside state ([`YieldState`]: at most one entry per task), and
+//! stepping-aside state (`task::YieldState`: at most one entry per task), and
 //! the starvation bound's rate limiter and slice ([`rescue`]).
 //!
 //! ## Which entry a worker takes
@@ -40,7 +40,7 @@ pub(crate) mod rescue;
 pub(crate) mod stamped;
 
 use crossbeam_utils::CachePadded;
-pub(crate) use entry::{DeferredWake, Entry, Waiting, YieldState};
+pub(crate) use entry::{DeferredWake, Entry, Waiting};
 use stamped::StampedQueue;
 
 use crate::epoch::epoch_start;
