@@ -19,7 +19,7 @@
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/kv_port.sh
+source scripts/lib/bench.sh
 
 [ $# -ge 2 ] || { sed -n '2,21p' "$0"; exit 2; }
 before=$1 after=$2; shift 2
@@ -57,8 +57,7 @@ build() {
 build before "$before"
 build after "$after"
 
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true' EXIT
+kill_server_at_exit
 
 kv_one() { # name runtime round
     local bin="$out/$1" tag="$3-$1-$2"
@@ -79,9 +78,7 @@ kv_one() { # name runtime round
     wait "$server_pid" 2>/dev/null || true
     server_pid=
     # The snapshot's MB/s: the mean of the server's lines while the load ran.
-    sed -n "$((first + 1)),${last}p" "$log" |
-        awk '/ commands\/s / { n++; m += $9 } END { if (n) printf "%.1f\n", m / n; else print "-" }' \
-            >"$out/runs/kv-snapshot-$tag.txt"
+    snapshot_mbps "$log" "$((first + 1))" "$last" >"$out/runs/kv-snapshot-$tag.txt"
 }
 
 for round in $(seq "$rounds"); do

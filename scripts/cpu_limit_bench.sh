@@ -32,6 +32,7 @@
 # (>= 1.25). Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/bench.sh
 
 limits="0.5 1.0 1.5" workloads="64x100 8x10" rounds=5 secs=3 out=target/cpu-limit-bench
 runtimes="alone brigade tokio go" client_rt=""
@@ -112,11 +113,6 @@ serve_run() { # LIMIT COMMAND...
     echo "$p50 $p99 ${cpus:-0} $(awk -v a="$after" -v b="$before" -v s="$started" -v e="$ended" \
         'BEGIN {printf "%.2f", (a - b) / (e - s)}') $(awk -v a="$cpu_after" -v b="$cpu_before" \
         -v s="$started" -v e="$ended" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.3f", (a - b) / hz / (e - s)}')"
-}
-
-# A process's CPU time so far (user + system), in clock ticks.
-process_ticks() { # PID
-    awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"
 }
 
 mixed() { # LIMIT BG UNIT VARIANT

@@ -16,7 +16,7 @@
 # Needs perf (linux-perf) allowed to read tracepoints. Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/kv_port.sh
+source scripts/lib/bench.sh
 
 rounds=1 rates=20000 out=target/crowded-counts secs=5
 while [ $# -gt 0 ]; do
@@ -36,8 +36,7 @@ results="$out/results.tsv"
 events=context-switches,cpu-migrations,raw_syscalls:sys_enter
 events+=,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait
 events+=,syscalls:sys_enter_futex,syscalls:sys_enter_sched_yield
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
+kill_server_at_exit
 
 run_one() {
     local round=$1 placement=$2 runtime=$3 rate=$4
@@ -63,13 +62,12 @@ run_one() {
     wait "$server_pid" 2>/dev/null || true
     server_pid=
     local snap counters count
-    snap=$(sed -n "$((before + 1)),${after}p" "$log" | awk '/ commands\/s / { s += $9; n++ }
-        END { if (n) printf "%.1f", s / n; else printf "-" }')
+    snap=$(snapshot_mbps "$log" "$((before + 1))" "$after")
     counters=$(sed -n 's/^brigade counters: //p' "$log" | tr ' ' ',')
     count() { awk -F, -v e="$1" '$3 == e { printf "%s", $1 }' "$out/perf-$name.csv"; }
     local requests p99
-    requests=$(sed -n 's/.*"answered":\([0-9]*\).*/\1/p' "$out/load-$name.json")
-    p99=$(sed -n 's/.*"p99_ms":\([0-9.eE+-]*\).*/\1/p' "$out/load-$name.json")
+    requests=$(json_number answered "$out/load-$name.json")
+    p99=$(json_number p99_ms "$out/load-$name.json")
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$placement" \
         "$runtime" "$rate" "${requests:--}" "${p99:--}" "$snap" "$(count context-switches)" \
         "$(count cpu-migrations)" "$(count raw_syscalls:sys_enter)" \
@@ -79,7 +77,7 @@ run_one() {
 }
 
 for round in $(seq "$rounds"); do
-    if [ $((round % 2)) = 1 ]; then order="brigade tokio"; else order="tokio brigade"; fi
+    order=$(runtime_order "$round")
     for rate in $rates; do
         for placement in crowded pinned; do
             for runtime in $order; do

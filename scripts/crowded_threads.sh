@@ -20,7 +20,7 @@
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/kv_port.sh
+source scripts/lib/bench.sh
 
 rounds=2 rate=50000 out=target/crowded-threads
 while [ $# -gt 0 ]; do
@@ -32,9 +32,7 @@ while [ $# -gt 0 ]; do
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
-for number in "$rounds" "$rate"; do
-    [[ "$number" =~ ^[0-9]+$ ]] || { echo "not a whole number: $number" >&2; exit 2; }
-done
+whole_numbers "$rounds" "$rate"
 cargo build --release -p brigade-examples --example kv --example kv_load
 bin=target/release/examples
 mkdir -p "$out"
@@ -42,8 +40,7 @@ have_perf=0
 if command -v perf >/dev/null 2>&1 && perf record -e sched:sched_wakeup -a -o /dev/null -- true >/dev/null 2>&1; then
     have_perf=1
 fi
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
+kill_server_at_exit
 
 # "name cpu_ticks voluntary involuntary" for each thread of PID.
 threads() {
@@ -54,7 +51,6 @@ threads() {
     done
 }
 host_idle() { awk '/^cpu / { print $5 + $6 }' /proc/stat; }
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 run_one() {
     local round=$1 runtime=$2 name="r$1-$2"
@@ -70,14 +66,14 @@ run_one() {
     sleep 1.5
     threads "$server_pid" >"$out/threads-a.txt"
     local idle0 client0 idle1 client1 t0 t1
-    idle0=$(host_idle) client0=$(cpu_ticks "$load_pid") t0=$(date +%s.%N)
+    idle0=$(host_idle) client0=$(process_ticks "$load_pid") t0=$(date +%s.%N)
     if [ "$have_perf" = 1 ]; then
         perf record -q -e sched:sched_wakeup -a -o "$out/wakeups-$name.data" -- sleep 2 >/dev/null 2>&1
     else
         sleep 2
     fi
     threads "$server_pid" >"$out/threads-b.txt"
-    idle1=$(host_idle) client1=$(cpu_ticks "$load_pid") t1=$(date +%s.%N)
+    idle1=$(host_idle) client1=$(process_ticks "$load_pid") t1=$(date +%s.%N)
     wait "$load_pid" || true
     wait "$server_pid" 2>/dev/null || true
     server_pid=
@@ -88,7 +84,7 @@ run_one() {
     # client runs from about 1 s to 6 s).
     snapshot=$(awk '/ commands\/s / && ($1 == "3.0" || $1 == "4.0") { s += $9; n++ }
         END { if (n) printf "%.0f", s / n; else printf "-" }' "$log")
-    p99=$(sed -n 's/.*"p99_ms":\([0-9.eE+-]*\).*/\1/p' "$out/load-$name.json")
+    p99=$(json_number p99_ms "$out/load-$name.json")
     # Clock ticks are 1/100 s, so ticks per second are % of one core.
     echo "== round $round, $runtime ($secs s): host idle $(awk -v t=$((idle1 - idle0)) -v s="$secs" 'BEGIN { printf "%.0f", t / s }')%," \
         "client $(awk -v t=$((client1 - client0)) -v s="$secs" 'BEGIN { printf "%.0f", t / s }')% of a core," \
@@ -104,7 +100,7 @@ run_one() {
 }
 
 for round in $(seq "$rounds"); do
-    if [ $((round % 2)) = 1 ]; then order="brigade tokio"; else order="tokio brigade"; fi
+    order=$(runtime_order "$round")
     for runtime in $order; do
         run_one "$round" "$runtime"
     done

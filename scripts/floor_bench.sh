@@ -26,6 +26,7 @@
 # the server. Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/bench.sh
 
 cases="http kv axum" floors="0 0.25 0.5" workers=2 rounds=5 secs=5 requests=200000
 out=target/floor-bench
@@ -50,8 +51,7 @@ mkdir -p "$out"
 results="$out/results.tsv"
 [ -s "$results" ] ||
     printf 'round\tcase\truntime\tfloor\ttest\trps\tp50_ms\tp99_ms\tbackground\n' >"$results"
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
+kill_server_at_exit
 
 # Starts CASE's server on RUNTIME (brigade with FLOOR), logging to LOG;
 # sets $port.
@@ -65,21 +65,9 @@ start_server() {
         axum) "$bin/axum_service" --addr 127.0.0.1:0 --secs 600 "${flags[@]}" >"$log" 2>&1 & ;;
     esac
     server_pid=$!
-    port=
-    for _ in $(seq 600); do
-        port=$(sed -n 's/.*listening on \(http:\/\/\)\{0,1\}127\.0\.0\.1:\([0-9]*\).*/\2/p' "$log")
-        [ -n "$port" ] && break
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    [ -n "$port" ] || { echo "$case did not start:" >&2; cat "$log" >&2; exit 1; }
+    port=$(wait_port "$log" "$server_pid" \
+        's/.*listening on \(http:\/\/\)\{0,1\}127\.0\.0\.1:\([0-9]*\).*/\2/p' "$case") || exit 1
     sleep 1 # the background job gets going
-}
-
-stop_server() {
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=
 }
 
 # Mean background/s over lines FROM..TO of CASE's LOG, leaving out seconds
@@ -96,13 +84,6 @@ background_rate() {
         }'
 }
 
-# wrk's latency figure (1.23ms, 456.00us, 1.01s) in ms.
-to_ms() {
-    awk -v v="$1" 'BEGIN {
-        if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
-        else if (v ~ /s$/) printf "%.3f", v * 1000; else printf "-" }'
-}
-
 # Loads 127.0.0.1:$port for CASE; prints one "test rps p50 p99" line per test.
 run_client() {
     local case=$1 raw=$2
@@ -112,9 +93,7 @@ run_client() {
             [ "$case" = axum ] && path=/kv/key:000000000042
             timeout $((secs + 60)) wrk -t2 -c64 -d"${secs}s" --latency \
                 "http://127.0.0.1:$port$path" >"$raw" 2>&1 || true
-            echo "wrk $(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$raw")" \
-                "$(to_ms "$(awk '$1 == "50%" { print $2 }' "$raw")")" \
-                "$(to_ms "$(awk '$1 == "99%" { print $2 }' "$raw")")" ;;
+            echo "wrk $(wrk_figures "$raw")" ;;
         kv)
             timeout 300 redis-benchmark -p "$port" -t get,set -n "$requests" -c 20 --csv \
                 >"$raw" 2>/dev/null || true

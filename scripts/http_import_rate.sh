@@ -18,10 +18,9 @@
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/bench.sh
 rounds=${ROUNDS:-5} rate=${RATE:-20000} secs=${SECS:-5}
-for number in "$rounds" "$rate" "$secs"; do
-    [[ "$number" =~ ^[0-9]+$ ]] || { echo "not a whole number: $number" >&2; exit 2; }
-done
+whole_numbers "$rounds" "$rate" "$secs"
 cargo build --release -p brigade-examples --example http_import --example kv_load
 bin=target/release/examples
 out=target/http-import-rate
@@ -29,8 +28,7 @@ mkdir -p "$out"
 rows="$out/results.tsv"
 printf 'round\tvariant\trps\tp50_ms\tp99_ms\timport_rows_per_s\n' >"$rows"
 
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
+kill_server_at_exit
 
 for round in $(seq "$rounds"); do
     for variant in ${VARIANTS:-brigade-on brigade-off tokio}; do
@@ -44,13 +42,8 @@ for round in $(seq "$rounds"); do
         log="$out/server-r$round-$variant.log"
         "$bin/http_import" --port 0 --workers 2 --import --secs $((secs + 4)) "${flags[@]}" >"$log" 2>&1 &
         server_pid=$!
-        port=
-        for _ in $(seq 100); do
-            port=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$log")
-            [ -n "$port" ] && break
-            sleep 0.1
-        done
-        [ -n "$port" ] || { echo "http_import did not start; see $log" >&2; exit 1; }
+        port=$(wait_port "$log" "$server_pid" 's|^listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' \
+            http_import 100) || exit 1
         sleep 1 # the import under way before the load starts
         report=$(timeout $((secs + 30)) "$bin/kv_load" --http --addr "127.0.0.1:$port" --rate "$rate" \
             --connections 16 --secs "$secs" --json)
@@ -58,8 +51,7 @@ for round in $(seq "$rounds"); do
         server_pid=
         # Per-second lines "T s N requests/s R rows/s ...": the ones while
         # the load ran (after the first second of it).
-        import=$(awk '$2 == "s" && $1 + 0 >= 3 && $1 + 0 <= '"$((secs + 1))"' {print $5}' "$log" |
-            sort -n | awk '{v[NR] = $1} END {print (NR ? v[int((NR + 1) / 2)] : 0)}')
+        import=$(awk '$2 == "s" && $1 + 0 >= 3 && $1 + 0 <= '"$((secs + 1))"' {print $5}' "$log" | median)
         python3 -c 'import json, sys
 d = json.loads(sys.argv[1])
 print("\t".join([sys.argv[2], sys.argv[3], str(d["achieved_rate"]), str(d["p50_ms"]), str(d["p99_ms"]), sys.argv[4]]))' \

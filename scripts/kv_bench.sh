@@ -29,7 +29,7 @@
 # Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/kv_port.sh
+source scripts/lib/bench.sh
 
 rounds=3 requests=200000 clients=20 workers_list="2 1" out=target/kv-bench
 client=closed rates=20000 secs=5 snapshots="off on" load_prefix=()
@@ -139,17 +139,12 @@ run_one() {
     fi
 }
 
-# The number FIELD of kv_load's one-line JSON summary in FILE.
-json_number() {
-    sed -n "s/.*\"$1\":\([0-9.eE+-]*\).*/\1/p" "$2"
-}
-
 for round in $(seq "$rounds"); do
     for workers in $workers_list; do
         for snapshot in $snapshots; do
             for rate in $rates; do
                 # Alternate which runtime goes first from round to round.
-                if [ $((round % 2)) = 1 ]; then order="brigade tokio"; else order="tokio brigade"; fi
+                order=$(runtime_order "$round")
                 for runtime in $order; do
                     run_one "$round" "$workers" "$runtime" "$snapshot" "$rate"
                 done

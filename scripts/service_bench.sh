@@ -50,6 +50,7 @@
 # and every server by its own --secs. Not part of CI: it measures speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/bench.sh
 
 rounds=5 secs=5 workers=2 bulk= elastic=() floor=() rates="20000 50000" grpc_rps=5000 out=target/service-bench
 pin=0 wrk_threads=2
@@ -72,9 +73,7 @@ while [ $# -gt 0 ]; do
         *) echo "unknown flag $1 (try --help)" >&2; exit 2 ;;
     esac
 done
-for number in "$rounds" "$secs" "$workers" "$grpc_rps" "$wrk_threads" ${bulk:+"$bulk"}; do
-    [[ "$number" =~ ^[0-9]+$ ]] || { echo "not a whole number: $number" >&2; exit 2; }
-done
+whole_numbers "$rounds" "$secs" "$workers" "$grpc_rps" "$wrk_threads" ${bulk:+"$bulk"}
 bulk=${bulk:-$((2 * workers))}
 ghz=${GHZ:-$(command -v ghz || echo "$HOME/go/bin/ghz")}
 server_cpus=() client_cpus=()
@@ -111,8 +110,7 @@ for test in $tests; do
     if have "$client"; then selected+=("$test"); else echo "skipping $test: $client not found" >&2; fi
 done
 
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; true' EXIT
+kill_server_at_exit
 
 # Starts EXAMPLE on RUNTIME with BULK tasks on a free port, logging to LOG;
 # sets $port. The server ends by itself after long enough for any client.
@@ -122,21 +120,9 @@ start_server() {
     "${server_cpus[@]}" "$server_bin/$example" --runtime "$runtime" --workers "$workers" --bulk "$bulk_tasks" \
         --keys "$keys" --addr 127.0.0.1:0 --secs $((secs + 120)) "${elastic[@]}" "${floor[@]}" >"$log" 2>&1 &
     server_pid=$!
-    port=
-    for _ in $(seq 600); do
-        port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log")
-        [ -n "$port" ] && break
-        kill -0 "$server_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    [ -n "$port" ] || { echo "$example did not start:" >&2; cat "$log" >&2; exit 1; }
+    port=$(wait_port "$log" "$server_pid" 's/^listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$example") ||
+        exit 1
     sleep 1 # the bulk job gets going
-}
-
-stop_server() {
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=
 }
 
 # Bulk units/s in lines FROM..TO of LOG: the difference of the running
@@ -146,13 +132,6 @@ bulk_rate() {
         t = substr($1, 3) + 0; for (i = 2; i <= NF; i++) if ($i ~ /^bulk_units=/) u = substr($i, 12) + 0
         if (n++ == 0) { t0 = t; u0 = u } }
         END { if (n > 1 && t > t0) printf "%.0f", (u - u0) / (t - t0); else printf "-" }'
-}
-
-# wrk's latency figure (e.g. 1.23ms, 456.00us, 1.01s) in ms.
-to_ms() {
-    awk -v v="$1" 'BEGIN {
-        if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
-        else if (v ~ /s$/) printf "%.3f", v * 1000; else printf "-" }'
 }
 
 # Runs the client of TEST against 127.0.0.1:$port; prints "rps p50 p99 p999".
@@ -174,11 +153,7 @@ print(r["achieved_rate"], r["p50_ms"], r["p99_ms"], r["p999_ms"])' "$raw" 2>/dev
         axum-wrk|axum-wrk-nobulk)
             timeout "$bound" "${client_cpus[@]}" wrk -t"$wrk_threads" -c64 -d"${secs}s" --latency "http://127.0.0.1:$port/kv/$key" \
                 >"$raw" 2>&1 || true
-            local rps p50 p99
-            rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$raw")
-            p50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$raw")")
-            p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' "$raw")")
-            echo "${rps:--} $p50 $p99 -" ;;
+            echo "$(wrk_figures "$raw") -" ;;
         axum-h2load)
             local log="$out/client-$name.log"
             timeout "$bound" "${client_cpus[@]}" h2load -t2 -c16 -m4 -D "$secs" --log-file="$log" \
@@ -247,7 +222,7 @@ fi
 echo "ghz --rps paces its workers, which wait for answers (not a strict open loop); kv_load is one."
 for round in $(seq "$rounds"); do
     # Alternate which runtime goes first from round to round.
-    if [ $((round % 2)) = 1 ]; then order="brigade tokio"; else order="tokio brigade"; fi
+    order=$(runtime_order "$round")
     for test in "${selected[@]}"; do
         case "$test" in
             axum-rate) test_rates=$rates ;;

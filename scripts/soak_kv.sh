@@ -13,6 +13,7 @@
 # Needs redis-tools (redis-benchmark, redis-cli).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/bench.sh
 
 minutes=${SOAK_MINUTES:-30}
 on_secs=20
@@ -61,15 +62,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The port, from kv's first line, once the prefill is done (bounded).
-port=
-for _ in $(seq 600); do
-    port=$(sed -n 's/^kv listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log" | head -1)
-    [[ -n $port ]] && break
-    kill -0 "$kv_pid" 2>/dev/null || { echo "kv exited:"; cat "$log"; exit 1; }
-    sleep 0.5
-done
-[[ -n $port ]] || { echo "kv did not start within 300 s"; exit 1; }
+# The port, from kv's first line, once the prefill is done (up to 300 s:
+# --prefill may be large).
+port=$(kv_port "$log" "$kv_pid" 600 0.5) || exit 1
 head -1 "$log"
 
 sample() {
