@@ -88,7 +88,7 @@ above_l2='crate::(runtime|io|net|time|signal|fs|process|yield_if_busy)\b|crate::
 # L3 names no item of L4: not the facade's files, nor the `Runtime`,
 # `Builder` or `Handle` of `runtime/mod.rs` (L3's `Handle` is
 # `runtime/handle.rs`'s), nor the spawn functions or the resources.
-facade='(crate::runtime|super)::(shutdown|start|builder|metrics_publish)\b|(crate::runtime|crate|super)::(Runtime|Builder|Handle|spawn|spawn_blocking|spawn_elastic)\b|(crate::runtime|super)::\{[^}]*\b(shutdown|start|builder|metrics_publish|Runtime|Builder|Handle)\b|crate::(io|net|time|signal|fs|process)\b|crate::task::(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b|crate::task::\{[^}]*\b(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b'
+facade='(crate::runtime|super)::(shutdown|start|builder|metrics_publish|enter)\b|(crate::runtime|crate|super)::(Runtime|Builder|Handle|spawn|spawn_blocking|spawn_elastic)\b|(crate::runtime|super)::\{[^}]*\b(shutdown|start|builder|metrics_publish|enter|Runtime|Builder|Handle)\b|crate::(io|net|time|signal|fs|process)\b|crate::task::(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b|crate::task::\{[^}]*\b(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b'
 
 rule "L0 (primitives, policy.rs) imports nothing above L0" \
     $(rs_files "${l0[@]}") -- "$above_l0"

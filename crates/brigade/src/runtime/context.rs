@@ -220,23 +220,23 @@ pub(crate) fn outside_runtime(what: &str) -> ! {
 }
 
 /// Makes `handle` current (and sets `IN_BLOCK_ON`) while `f` runs: a
-/// scoped entry on the thread's stack of entered runtimes (`enter.rs`).
+/// scoped entry on the thread's stack of entered runtimes (below).
 fn with_handle<R>(handle: Handle, in_block_on: bool, f: impl FnOnce() -> R) -> R {
     struct Restore {
-        mark: Option<super::enter::Mark>,
+        mark: Option<Mark>,
         in_block_on: bool,
     }
     impl Drop for Restore {
         fn drop(&mut self) {
             IN_BLOCK_ON.with(|flag| flag.set(self.in_block_on));
             if let Some(mark) = self.mark.take() {
-                super::enter::leave_scope(mark);
+                leave_scope(mark);
             }
         }
     }
     let shared = handle.shared.clone();
     let _restore = Restore {
-        mark: Some(super::enter::enter_scope(handle)),
+        mark: Some(enter_scope(handle)),
         in_block_on: IN_BLOCK_ON.with(|flag| flag.replace(in_block_on)),
     };
     shared.enter_tokio_compat(f)
@@ -266,13 +266,6 @@ pub(crate) fn leave_compat_thread() {
 
 #[cfg(all(feature = "tokio-compat", not(loom)))]
 pub(crate) use crate::task::current::on_compat_thread;
-
-/// Makes `handle` (or none) the current runtime; returns the one it
-/// replaces, for the caller to drop with no borrow held (`enter.rs` keeps
-/// this in step with the thread's stack of entered runtimes).
-pub(super) fn replace_current(handle: Option<Handle>) -> Option<Handle> {
-    HANDLE.with(|current| std::mem::replace(&mut *current.borrow_mut(), handle))
-}
 
 /// Runs `f` with `handle`'s runtime current, as on one of its blocking-pool
 /// threads (a thread hook: `thread_hooks.rs`).
@@ -328,4 +321,115 @@ pub(crate) fn run_block_on<R>(handle: Handle, f: impl FnOnce() -> R) -> R {
         );
     }
     with_handle(handle, true, f)
+}
+
+// The thread's stack of entered runtimes.
+//
+// ## The stack
+// Each thread keeps the runtimes it has entered, innermost last, and
+// `context::HANDLE` (what `spawn` and `Handle::current` read) mirrors the
+// innermost one. Two kinds of entry push onto it:
+// - **Scoped** ones (`context::with_handle`: a worker's loop, `block_on`,
+//   a blocking-pool thread, a thread hook), which run a closure and, when
+//   it returns or unwinds, remove their entry and every entry above it:
+//   entries pushed inside the closure and still there (guards leaked or
+//   moved out of it) go with it.
+// - **Guards** ([`EnterGuard`]), which push an entry with a fresh id and
+//   remove exactly that entry when dropped, wherever it is in the stack.
+//
+// So the current runtime is always that of the innermost entry still in
+// force, whatever order guards are dropped in: nothing can leave a runtime
+// current after its entry is gone. tokio's contract is kept on top: a
+// guard dropped while it is not the innermost entry, or after the scope it
+// was made in has ended, panics (unless the thread is already panicking),
+// after the stack has been put right.
+//
+
+/// One entered runtime.
+struct Entry {
+    /// Unique on this thread; what a guard finds its entry by.
+    id: u64,
+    handle: Handle,
+}
+
+crate::sync::scheduler_thread_local! {
+    static ENTERED: RefCell<Vec<Entry>> = RefCell::new(Vec::new());
+    static NEXT_ENTRY_ID: Cell<u64> = Cell::new(0);
+}
+
+/// A scoped entry's id: [`leave_scope`] cuts the stack back to below it.
+struct Mark(u64);
+
+/// Pushes a scoped entry for `handle`; undo it with [`leave_scope`].
+fn enter_scope(handle: Handle) -> Mark {
+    Mark(push(handle))
+}
+
+/// Removes the scoped entry `mark` and every entry pushed after it (and
+/// still there). Found by id, not by position: a guard taken before the
+/// scope and dropped inside it removed an entry below this one.
+fn leave_scope(mark: Mark) {
+    let removed: Vec<Entry> = ENTERED.with(|entered| {
+        let mut entered = entered.borrow_mut();
+        match entered.iter().rposition(|entry| entry.id == mark.0) {
+            Some(index) => entered.drain(index..).collect(),
+            None => Vec::new(),
+        }
+    });
+    mirror_innermost();
+    // Dropped with no borrow held: dropping a handle can drop a runtime's
+    // shared state, and with it tasks whose destructors may enter again.
+    drop(removed);
+}
+
+/// Pushes an entry for `handle` and makes it current; returns its id.
+pub(super) fn push(handle: Handle) -> u64 {
+    let id = NEXT_ENTRY_ID.with(|next| next.replace(next.get() + 1));
+    ENTERED.with(|entered| entered.borrow_mut().push(Entry { id, handle }));
+    mirror_innermost();
+    id
+}
+
+/// What dropping a guard found.
+pub(super) enum Removed {
+    /// Its entry was the innermost one.
+    InOrder,
+    /// Its entry was below others, or already gone with its scope.
+    OutOfOrder,
+}
+
+/// Removes the entry `id`, wherever it is.
+pub(super) fn remove(id: u64) -> Removed {
+    let (removed, in_order) = ENTERED.with(|entered| {
+        let mut entered = entered.borrow_mut();
+        match entered.iter().rposition(|entry| entry.id == id) {
+            Some(index) => {
+                let in_order = index + 1 == entered.len();
+                (Some(entered.remove(index)), in_order)
+            }
+            None => (None, false),
+        }
+    });
+    mirror_innermost();
+    drop(removed);
+    if in_order {
+        Removed::InOrder
+    } else {
+        Removed::OutOfOrder
+    }
+}
+
+/// Makes the innermost entry's runtime the current one (or none).
+fn mirror_innermost() {
+    let innermost =
+        ENTERED.with(|entered| entered.borrow().last().map(|entry| entry.handle.clone()));
+    let replaced = HANDLE.with(|current| std::mem::replace(&mut *current.borrow_mut(), innermost));
+    // Dropped with no borrow held (see `leave_scope`).
+    drop(replaced);
+}
+
+/// Whether this thread's context can still be read (it cannot while the
+/// thread's locals are being destroyed).
+pub(super) fn context_alive() -> bool {
+    ENTERED.try_with(|_| ()).is_ok()
 }

@@ -26,11 +26,12 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use super::Shared;
 use super::worker::Core;
-use crate::sync::thread::{self, Thread};
+use super::worker::block_on::{MainSignal, SignalDone};
+use crate::sync::thread;
 use crate::sync::{LocalQueue, Mutex, lock};
 use crate::task::Runnable;
 
@@ -77,106 +78,6 @@ impl CurrentThread {
             drop(runnable);
         }
         self.put_core(local);
-    }
-}
-
-/// The waker of a current-thread `block_on` future.
-///
-/// ## Protocol
-/// `wake` takes a hold on the runtime's clock, sets `woken`, and then
-/// unparks the worker's parker (`Idle::unpark`, which interrupts the
-/// driver's poll if the worker parks there) and the `block_on` thread
-/// itself (for a `block_on` that waits for the worker, parked on its
-/// thread). A wake that finds `woken` already set gives its hold back at
-/// once. The `block_on` thread consumes the flag ([`take_woken`]) before
-/// each poll of the future and then releases the wake's hold.
-///
-/// A wake on the `block_on` thread itself skips both unparks: that thread
-/// is running, and every path from there to a park looks at `woken` first
-/// (the loop, `wait_for_work`'s re-check; a driver park returns after the
-/// harvest that dispatched the wake, without waiting again).
-///
-/// No wake is lost: the flag is set before either unpark. The worker reads
-/// it after counting itself idle (`Core::wait_for_work`'s re-check) and
-/// parks on its `Parker`, whose one-slot flag, set under its mutex, keeps
-/// an unpark that comes before the park; every return from the park is
-/// followed by a look at `woken` before the next park. The thread park
-/// likewise keeps its token. The clock hold keeps a paused clock from
-/// auto-advancing between the wake and the poll (`auto_advance.rs`).
-///
-/// Once `block_on` returns, `woken` stays set for good ([`done`]): a late
-/// wake (a waker kept somewhere) releases its hold at once and unparks
-/// nothing. `woken` is a `std` atomic even under loom, for the reason given
-/// on `ThreadSignal` (`runtime/mod.rs`); the parkers are loom's.
-///
-/// [`take_woken`]: MainSignal::take_woken
-/// [`done`]: MainSignal::done
-pub(crate) struct MainSignal {
-    woken: std::sync::atomic::AtomicBool,
-    shared: Arc<Shared>,
-    thread: Thread,
-}
-
-impl MainSignal {
-    fn new(shared: Arc<Shared>) -> Self {
-        MainSignal {
-            woken: std::sync::atomic::AtomicBool::new(false),
-            shared,
-            thread: thread::current(),
-        }
-    }
-
-    /// Whether the future was woken since its last poll.
-    pub(crate) fn is_woken(&self) -> bool {
-        self.woken.load(std::sync::atomic::Ordering::Acquire)
-    }
-
-    /// Consumes a wake-up, releasing its clock hold. Returns whether there
-    /// was one.
-    pub(crate) fn take_woken(&self) -> bool {
-        let woken = self.woken.swap(false, std::sync::atomic::Ordering::Acquire);
-        if woken {
-            self.shared.driver.release_hold();
-        }
-        woken
-    }
-
-    /// `block_on` is over: later wakes do nothing (see the protocol).
-    fn done(&self) {
-        if self.woken.swap(true, std::sync::atomic::Ordering::AcqRel) {
-            self.shared.driver.release_hold();
-        }
-    }
-}
-
-impl Wake for MainSignal {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.shared.driver.clock().acquire_hold();
-        if self.woken.swap(true, std::sync::atomic::Ordering::AcqRel) {
-            self.shared.driver.release_hold();
-            return;
-        }
-        // A wake from the `block_on` thread itself (a task or the future
-        // waking it, an event it dispatched) finds it running: it looks at
-        // the flag before it parks again. Skipping the unparks spares the
-        // parker's mutex on the common, same-thread wake.
-        if thread::current().id() != self.thread.id() {
-            self.shared.idle.unpark(0);
-            self.thread.unpark();
-        }
-    }
-}
-
-/// Ends a [`MainSignal`] when `block_on` returns or unwinds.
-struct SignalDone<'a>(&'a MainSignal);
-
-impl Drop for SignalDone<'_> {
-    fn drop(&mut self) {
-        self.0.done();
     }
 }
 

@@ -1,120 +1,13 @@
-//! Entering a runtime's context: the thread's stack of entered runtimes,
-//! [`Handle::enter`]'s [`EnterGuard`], and [`Handle::try_current`]'s
-//! [`TryCurrentError`].
-//!
-//! ## The stack
-//! Each thread keeps the runtimes it has entered, innermost last, and
-//! `context::HANDLE` (what `spawn` and `Handle::current` read) mirrors the
-//! innermost one. Two kinds of entry push onto it:
-//! - **Scoped** ones (`context::with_handle`: a worker's loop, `block_on`,
-//!   a blocking-pool thread, a thread hook), which run a closure and, when
-//!   it returns or unwinds, remove their entry and every entry above it:
-//!   entries pushed inside the closure and still there (guards leaked or
-//!   moved out of it) go with it.
-//! - **Guards** ([`EnterGuard`]), which push an entry with a fresh id and
-//!   remove exactly that entry when dropped, wherever it is in the stack.
-//!
-//! So the current runtime is always that of the innermost entry still in
-//! force, whatever order guards are dropped in: nothing can leave a runtime
-//! current after its entry is gone. tokio's contract is kept on top: a
-//! guard dropped while it is not the innermost entry, or after the scope it
-//! was made in has ended, panics (unless the thread is already panicking),
-//! after the stack has been put right.
-//!
-//! Everything here is thread-local; no other thread reads it.
+//! Entering a runtime's context and finding the current one:
+//! [`Handle::enter`]'s [`EnterGuard`], [`Handle::current`], and
+//! [`Handle::try_current`]'s [`TryCurrentError`]. The thread's stack of
+//! entered runtimes they work on is `context.rs`'s.
 
-use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::marker::PhantomData;
 
-use super::{Handle, Runtime, context};
-
-/// One entered runtime.
-struct Entry {
-    /// Unique on this thread; what a guard finds its entry by.
-    id: u64,
-    handle: Handle,
-}
-
-crate::sync::scheduler_thread_local! {
-    static ENTERED: RefCell<Vec<Entry>> = RefCell::new(Vec::new());
-    static NEXT_ENTRY_ID: Cell<u64> = Cell::new(0);
-}
-
-/// A scoped entry's id: [`leave_scope`] cuts the stack back to below it.
-pub(super) struct Mark(u64);
-
-/// Pushes a scoped entry for `handle`; undo it with [`leave_scope`].
-pub(super) fn enter_scope(handle: Handle) -> Mark {
-    Mark(push(handle))
-}
-
-/// Removes the scoped entry `mark` and every entry pushed after it (and
-/// still there). Found by id, not by position: a guard taken before the
-/// scope and dropped inside it removed an entry below this one.
-pub(super) fn leave_scope(mark: Mark) {
-    let removed: Vec<Entry> = ENTERED.with(|entered| {
-        let mut entered = entered.borrow_mut();
-        match entered.iter().rposition(|entry| entry.id == mark.0) {
-            Some(index) => entered.drain(index..).collect(),
-            None => Vec::new(),
-        }
-    });
-    mirror_innermost();
-    // Dropped with no borrow held: dropping a handle can drop a runtime's
-    // shared state, and with it tasks whose destructors may enter again.
-    drop(removed);
-}
-
-/// Pushes an entry for `handle` and makes it current; returns its id.
-fn push(handle: Handle) -> u64 {
-    let id = NEXT_ENTRY_ID.with(|next| next.replace(next.get() + 1));
-    ENTERED.with(|entered| entered.borrow_mut().push(Entry { id, handle }));
-    mirror_innermost();
-    id
-}
-
-/// What dropping a guard found.
-enum Removed {
-    /// Its entry was the innermost one.
-    InOrder,
-    /// Its entry was below others, or already gone with its scope.
-    OutOfOrder,
-}
-
-/// Removes the entry `id`, wherever it is.
-fn remove(id: u64) -> Removed {
-    let (removed, in_order) = ENTERED.with(|entered| {
-        let mut entered = entered.borrow_mut();
-        match entered.iter().rposition(|entry| entry.id == id) {
-            Some(index) => {
-                let in_order = index + 1 == entered.len();
-                (Some(entered.remove(index)), in_order)
-            }
-            None => (None, false),
-        }
-    });
-    mirror_innermost();
-    drop(removed);
-    if in_order {
-        Removed::InOrder
-    } else {
-        Removed::OutOfOrder
-    }
-}
-
-/// Makes the innermost entry's runtime the current one (or none).
-fn mirror_innermost() {
-    let innermost =
-        ENTERED.with(|entered| entered.borrow().last().map(|entry| entry.handle.clone()));
-    drop(context::replace_current(innermost));
-}
-
-/// Whether this thread's context can still be read (it cannot while the
-/// thread's locals are being destroyed).
-fn context_alive() -> bool {
-    ENTERED.try_with(|_| ()).is_ok()
-}
+use super::context::{self, Removed};
+use super::{Handle, Runtime};
 
 /// Makes a runtime current on this thread until dropped: returned by
 /// [`Handle::enter`] and [`Runtime::enter`].
@@ -151,10 +44,10 @@ pub struct EnterGuard<'a> {
 
 impl Drop for EnterGuard<'_> {
     fn drop(&mut self) {
-        if !context_alive() {
+        if !context::context_alive() {
             return;
         }
-        if let Removed::OutOfOrder = remove(self.id)
+        if let Removed::OutOfOrder = context::remove(self.id)
             && !std::thread::panicking()
         {
             panic!(
@@ -175,6 +68,34 @@ impl fmt::Debug for EnterGuard<'_> {
 }
 
 impl Handle {
+    /// The handle of the runtime this thread is in.
+    ///
+    /// # Panics
+    /// Outside a runtime (not a worker, blocking-pool thread or `block_on`).
+    /// See [`try_current`](Self::try_current).
+    ///
+    /// # Examples
+    ///
+    /// Hand the runtime to a plain thread that needs to spawn onto it:
+    ///
+    /// ```
+    /// let rt = brigade::Runtime::new()?;
+    /// let answer = rt.block_on(async {
+    ///     let handle = brigade::Handle::current();
+    ///     let thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 42 })));
+    ///     brigade::spawn_blocking(move || thread.join().unwrap())
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert_eq!(answer.unwrap(), 42);
+    /// assert!(brigade::Handle::try_current().is_err()); // outside again
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn current() -> Handle {
+        context::with_current("brigade::Handle::current", Handle::clone)
+    }
+
     /// Makes this runtime the current one on this thread until the
     /// returned guard is dropped, so that [`spawn`](crate::spawn),
     /// [`Handle::current`], timers and sockets work outside a task (see
@@ -192,7 +113,7 @@ impl Handle {
     /// ```
     pub fn enter(&self) -> EnterGuard<'_> {
         EnterGuard {
-            id: push(self.clone()),
+            id: context::push(self.clone()),
             _handle: PhantomData,
             _not_send: PhantomData,
         }
@@ -218,7 +139,7 @@ impl Handle {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        if !context_alive() {
+        if !context::context_alive() {
             return Err(TryCurrentError(Why::ThreadLocalDestroyed));
         }
         context::try_current().ok_or(TryCurrentError(Why::MissingContext))

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::panic::Location;
 use std::sync::Arc;
 
-use super::{Shared, context};
+use super::Shared;
 use crate::task::{JoinHandle, Origin, TaskClass};
 
 /// A cheap, clonable reference to a runtime, usable from any thread to
@@ -30,34 +30,6 @@ pub struct Handle {
 }
 
 impl Handle {
-    /// The handle of the runtime this thread is in.
-    ///
-    /// # Panics
-    /// Outside a runtime (not a worker, blocking-pool thread or `block_on`).
-    /// See [`try_current`](Self::try_current).
-    ///
-    /// # Examples
-    ///
-    /// Hand the runtime to a plain thread that needs to spawn onto it:
-    ///
-    /// ```
-    /// let rt = brigade::Runtime::new()?;
-    /// let answer = rt.block_on(async {
-    ///     let handle = brigade::Handle::current();
-    ///     let thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 42 })));
-    ///     brigade::spawn_blocking(move || thread.join().unwrap())
-    ///         .await
-    ///         .unwrap()
-    /// });
-    /// assert_eq!(answer.unwrap(), 42);
-    /// assert!(brigade::Handle::try_current().is_err()); // outside again
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn current() -> Handle {
-        context::with_current("brigade::Handle::current", Handle::clone)
-    }
-
     /// Spawns a task on this runtime. See [`spawn`](crate::spawn).
     #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -103,8 +75,7 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.shared
-            .spawn_blocking_as(f, Location::caller(), super::blocking::Mandatory::Yes)
+        self.shared.spawn_mandatory_blocking(f, Location::caller())
     }
 
     /// Spawns `future` of `class` on this runtime, as spawned at

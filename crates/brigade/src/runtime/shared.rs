@@ -278,9 +278,22 @@ impl Shared {
         self.spawn_blocking_as(f, location, Mandatory::No)
     }
 
+    /// Runs `f` on the blocking pool, at shutdown too (`blocking.rs`).
+    pub(crate) fn spawn_mandatory_blocking<F, R>(
+        self: &Arc<Self>,
+        f: F,
+        location: &'static Location<'static>,
+    ) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.spawn_blocking_as(f, location, Mandatory::Yes)
+    }
+
     /// Runs `f` on the blocking pool, at shutdown too if `mandatory`
     /// (`blocking.rs`).
-    pub(crate) fn spawn_blocking_as<F, R>(
+    fn spawn_blocking_as<F, R>(
         self: &Arc<Self>,
         f: F,
         location: &'static Location<'static>,

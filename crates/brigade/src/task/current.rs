@@ -133,7 +133,6 @@ pub(crate) fn on_worker() -> bool {
 /// harness around the poll of the user's future, so the task is alive for
 /// all of it.
 pub(crate) fn poll_task<R>(meta: &TaskMeta, waker: &Waker, f: impl FnOnce() -> R) -> R {
-    let f = || super::coop::with_full_budget(f);
     CURRENT_TASK.with(|task| task.set(meta, || TASK_WAKER.with(|own| own.set(waker, f))))
 }
 

@@ -15,9 +15,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::current;
 use super::task_ref::SharedPtr;
-use super::{Panic, TaskMeta};
+use super::{Panic, TaskMeta, coop, current};
 
 pin_project_lite::pin_project! {
     /// Wraps a task's future. Its output is `Err(payload)` if the future
@@ -96,11 +95,14 @@ impl<F: Future> Future for Harness<F> {
         let mut future = this.future;
         let polled = meta.span().poll(cx.waker(), |waker| {
             let mut cx = Context::from_waker(waker);
-            current::poll_task(meta, waker, || {
-                catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
-                    Some(future) => future.poll(&mut cx),
-                    None => panic!("a brigade task was polled after it completed"),
-                }))
+            // Each poll starts with a full cooperative budget (`coop.rs`).
+            coop::with_full_budget(|| {
+                current::poll_task(meta, waker, || {
+                    catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
+                        Some(future) => future.poll(&mut cx),
+                        None => panic!("a brigade task was polled after it completed"),
+                    }))
+                })
             })
         });
         let output = match polled {

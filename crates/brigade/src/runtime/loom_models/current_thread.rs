@@ -2,7 +2,7 @@
 //! the thread in `block_on` is the only worker, and parks in
 //! `Idle::wait_for_work` when neither a task nor its own future is ready.
 //! A spawn or a wake from another thread racing with that park must reach
-//! it (`MainSignal`'s protocol in `current_thread.rs`, `Idle`'s in
+//! it (`MainSignal`'s protocol in `worker/block_on.rs`, `Idle`'s in
 //! `idle.rs`); a lost one leaves every thread blocked, which loom reports
 //! as a deadlock.
 

@@ -30,7 +30,7 @@
 //! `worker/yielded.rs` (how a worker takes it back). A busy
 //! worker's check that an idle worker serves: `worker/unserved.rs`.
 
-mod block_on;
+pub(crate) mod block_on;
 pub(crate) mod budget;
 pub(crate) mod floor;
 mod park_by_limit;

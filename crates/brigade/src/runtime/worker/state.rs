@@ -6,10 +6,10 @@ use std::cell::{Cell, RefCell};
 use std::panic::Location;
 use std::sync::Arc;
 
+use super::block_on::MainSignal;
 use crate::admission::ElasticPoll;
 use crate::epoch::EpochGate;
 use crate::metrics::WorkerCounters;
-use crate::runtime::current_thread::MainSignal;
 use crate::runtime::placement::WakeMode;
 use crate::task::Runnable;
 use crate::yield_queue::rescue::Slice;
