@@ -9,7 +9,7 @@
 //!
 //! Prints one markdown table per case, a row per runtime, each row measured
 //! in a fresh child process. See `examples/src/bursts.rs` for what is
-//! measured and docs/results.md's "Bursts" for results.
+//! measured and docs/results.md#bursts for results.
 
 use brigade_examples::bursts::{self, Config};
 

@@ -9,7 +9,7 @@
 //! Prints requests/s and rows imported/s every second. `--no-yield` runs the
 //! import without yield points; `--runtime tokio` runs the same server and
 //! import on tokio. See `examples/src/http_import.rs` for the details and
-//! docs/results.md's "HTTP server under a bulk import" for results.
+//! docs/results.md#http-import for results.
 
 use brigade_examples::http_import::{self, Config};
 

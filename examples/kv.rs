@@ -10,8 +10,7 @@
 //! `--no-snapshot` turns the snapshot off; `--runtime tokio` runs the same
 //! server and snapshot on tokio; `--cpu-limit C` runs the server inside a
 //! fresh cgroup with a quota of C CPUs (`examples/src/cgroup.rs`). See `examples/src/kv/mod.rs` for the
-//! details and docs/results.md's "Key-value server under a snapshot" for
-//! results.
+//! details and docs/results.md#kv for results.
 
 use brigade_examples::kv::{self, Config};
 

@@ -5,8 +5,8 @@
 //! (≈ 10% of one core), while a plain thread spawns a tiny task every
 //! millisecond and records the delay from spawn to first poll. One worker is
 //! always free, so the delay should stay near the idle wake-up time. Each
-//! run prints the delay's p50, p99 and maximum per runtime; docs/results.md has
-//! measured figures.
+//! run prints the delay's p50, p99 and maximum per runtime; docs/decisions.md#mixed-load
+//! has measured figures.
 //!
 //! ```text
 //! cargo run --release -p brigade-examples --example wake_latency -- --runs 3

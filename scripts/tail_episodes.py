@@ -20,8 +20,8 @@ usage: scripts/tail_episodes.py SLOW_LOG SCHED_DATA SERVER_COMM [--top N]
   SERVER_COMM: a substring of the server's thread names (`http-import`,
   `kv-brigade`, ...). Needs `perf` on the PATH. Not part of CI.
 
-Example (2 workers, a fixed 20,000 requests/s; docs/results.md,
-"http_import"):
+Example (2 workers, a fixed 20,000 requests/s;
+docs/decisions.md#http-import-tail):
   target/release/examples/http_import --workers 2 --import --port 8080 --secs 22 &
   sleep 2
   target/release/examples/kv_load --http --addr 127.0.0.1:8080 --rate 20000 \\

@@ -18,7 +18,7 @@
 //!     way at every batch, as `yield_if_busy` does when requests wait.
 //!     `consume_budget()` is the other candidate, but it yields only once a
 //!     task has spent its budget of 128 units, about 10 ms of batches here,
-//!     which would handicap tokio (see docs/results.md's `mixed_load` results);
+//!     which would handicap tokio (see docs/decisions.md#mixed-load);
 //!   - `--no-yield`: the same loops without any yield point.
 //!
 //! [`start`] starts a runtime with the server and the import;

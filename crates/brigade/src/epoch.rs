@@ -43,7 +43,7 @@ pub(crate) fn epoch_start(epoch: u64) -> u64 {
 /// calls an epoch) the reads fell 10, 30 and 70 µs after a new epoch, so
 /// one I/O poll in four came 70 µs after the last instead of 33, and an
 /// epoch could pass unseen (`mixed_load`'s headline at 1 worker;
-/// docs/results.md). At a steady rate an aimed gate reads once per epoch,
+/// docs/decisions.md#clock-backoff). At a steady rate an aimed gate reads once per epoch,
 /// or once per 1024 calls.
 ///
 /// Under loom every read is followed by a read at the next call: the

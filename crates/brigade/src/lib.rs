@@ -42,7 +42,8 @@
 //!   `tokio-compat` feature for tokio-based libraries).
 //! - **How it works inside**: `docs/design.md`
 //!   (the path of a task, the layers, the file that holds each mechanism).
-//! - **Measurements against tokio**: `docs/results.md`.
+//! - **Measurements against tokio**: `docs/results.md` (the history:
+//!   `docs/decisions.md`).
 //!
 //! # Where to call `yield_if_busy().await`
 //! - In loops that do CPU work: after each row, batch or chunk, ideally every
@@ -85,8 +86,8 @@
 //! arriving at any time find CPU left, and the kernel does not throttle
 //! the process (at a quota of 0.5 CPU, measured: no throttled period, and
 //! the requests' p99 as without background, where tokio's and Go's were
-//! throttled every period and took 22–63 ms; `docs/results.md`, "Inside a
-//! CPU limit"). Outside a limit nothing changes.
+//! throttled every period and took 22–63 ms; `docs/results.md#cpu-limit`).
+//! Outside a limit nothing changes.
 //!
 //! **Metrics.** [`Runtime::metrics`] returns [`RuntimeMetrics`]: how often
 //! `yield_if_busy` gave way, the scheduling latency (how long runnable tasks

@@ -2,7 +2,7 @@
 //! happens when a worker is stuck, every rule in the order it applies,
 //! each with its constant and the reason for it. The files named beside
 //! each rule implement it and point back here; the measurements behind the
-//! constants are in `docs/results.md`. `docs/design.md` draws sections A
+//! constants are in `docs/decisions.md#design-choices`. `docs/design.md` draws sections A
 //! to C, with the same numbers, and sums up E.
 //!
 //! This file is layer 0: it imports nothing of the crate (only `std`), so
@@ -46,7 +46,7 @@
 //!   task's poll** on this worker: its *run-next slot* (`runtime/worker/run_next.rs`), the
 //!   one task it runs after the poll; a second one displaces the first to
 //!   the deque. Why: the task the poll's output is for runs while its data
-//!   is in the cache (docs/results.md, "The run-next slot"). Never on a
+//!   is in the cache (docs/decisions.md#run-next-slot). Never on a
 //!   current-thread runtime, inside `block_in_place`, or for a task woken
 //!   while the worker waits in the driver.
 //! - **A6. Any other task on a worker**: the back of its deque, with a
@@ -63,7 +63,7 @@
 //!     fast path (C1), its entry into `block_in_place`, or the monitor's
 //!     next watch (`runtime/worker/spawned.rs`). Why: a chain of spawns
 //!     stays on one worker instead of waking a sleeper per link
-//!     (docs/results.md, "Scaling").
+//!     (docs/decisions.md#spawn-empty-deque).
 //!
 //! # B. When it runs (`Core::next_task`, once per tick)
 //!
@@ -80,15 +80,14 @@
 //!   entry is served the usual way, the queue stays starving and the next
 //!   rescue needs no wait; rescues are spaced so that they take at most
 //!   [`RESCUE_SHARE_PERCENT`] of the workers (`yield_queue/rescue.rs`, `runtime/worker/yielded.rs`). Why: the
-//!   yield queue must not starve under a flood (docs/results.md, "Yielded
-//!   work under a flood").
+//!   yield queue must not starve under a flood (docs/results.md#flood).
 //!   Then, with a floor set (`Builder::background_floor`, `F`; default
 //!   none), the **floor's turn**: each worker owes background work `F` of
 //!   its time while such work waits; once it owes [`FLOOR_SLICE`], it takes
 //!   its own shard's head ahead of everything else for a [`FLOOR_SLICE`]
 //!   slice (`runtime/worker/floor.rs`). Why: a bulk job with a deadline
-//!   needs a share under a foreground that never lets up (docs/results.md,
-//!   "Background floor").
+//!   needs a share under a foreground that never lets up
+//!   (docs/results.md#background-floor).
 //! - **B3. Injector first**, every [`GLOBAL_QUEUE_INTERVAL`] ticks or on
 //!   the tick after a self-wake (A4): a deque that refills itself never
 //!   starves tasks spawned from outside.
@@ -107,11 +106,11 @@
 //!   look that found no help needed holds for the rest of its epoch). Why:
 //!   becoming a searcher at each turn of a background task costs two
 //!   `SeqCst` read-modify-writes on the word every worker reads
-//!   (docs/results.md, "Scaling"). Why not "any task in another deque": a
+//!   (docs/decisions.md#scaling-4-8-16). Why not "any task in another deque": a
 //!   lone task in a busy worker's deque is the task that worker runs next,
 //!   and taking it would move tasks between workers at every turn (the
 //!   same rule decides C5's and A3's step aside for other workers' work,
-//!   so the three agree; docs/results.md, "Design choices, measured").
+//!   so the three agree; docs/decisions.md#figures-from-comments).
 //! - **B8. Steal**, as a *searcher*: at most [`max_searching`] workers
 //!   search at once (half, rounded up); a searcher takes half of a random
 //!   victim's deque, or a victim's run-next task once it is open (A6), or
@@ -126,7 +125,7 @@
 //!   A deferred wake-up is delivered so that the task is handed straight
 //!   back to this worker. Why the grace: the owner takes its background
 //!   task back a moment later, and moving it between threads moves the
-//!   roles the OS has settled (docs/results.md, the `kv` section).
+//!   roles the OS has settled (docs/decisions.md#owner-grace).
 //! - **B10. Elastic idle grant**, reached only as B9 is (by a searcher
 //!   that found nothing, and not while E3 paces): an elastic task waiting
 //!   for admission tokens, unless it is coarse or
@@ -164,7 +163,7 @@
 //!   scheduler tick for a core. The price is the busy worker's background
 //!   task's CPU;
 //!   `Builder::crowded_host_handoff(false)` turns the check off
-//!   (docs/results.md, "Crowded host: the hand-off as a setting").
+//!   (docs/decisions.md#handoff-setting).
 //!   Under a CPU limit whose window is spent (E3), that once-per-epoch
 //!   check takes the slow path instead, which steps the task aside.
 //! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
@@ -209,8 +208,8 @@
 //!   refilled and the operation goes on. Why: a task whose socket is
 //!   always ready never returns `Pending` on its own, and would starve its
 //!   worker's timers, I/O and tasks; asking first keeps an always-ready
-//!   loop alone on an idle runtime at full speed (docs/results.md, "The
-//!   cooperative budget").
+//!   loop alone on an idle runtime at full speed
+//!   (docs/results.md#coop-budget).
 //!
 //! # D. Where a worker runs (the monitor thread)
 //!
@@ -226,7 +225,7 @@
 //!   worker with background work never sleeps, and the kernel places a
 //!   thread mostly as it wakes; on a small host its balancer can leave two
 //!   such workers on one CPU for seconds while another idles
-//!   (docs/results.md, "Crowded host: two workers on one CPU").
+//!   (docs/decisions.md#two-workers-one-cpu).
 //!   `Builder::spread_workers(false)` turns it off.
 //!
 //! # E. Inside a CPU limit (`runtime/cpu_limit/`)
@@ -257,8 +256,8 @@
 //!   each second without raises it by [`TARGET_RECOVERY_PERMILLE`]. Why:
 //!   once the period's quota is spent the kernel stops every thread until
 //!   the next period (50 ms at 0.5 CPU), so a request arriving then waits
-//!   that long however well the background yields (docs/results.md, "Inside
-//!   a CPU limit"). Elastic admission's capacity is the limit.
+//!   that long however well the background yields
+//!   (docs/results.md#cpu-limit). Elastic admission's capacity is the limit.
 //!
 //! # F. A stuck worker (compensation, `runtime/compensation/`)
 //!
@@ -281,7 +280,7 @@
 //!   stuck worker is then compensated within twice the threshold rather
 //!   than 1.5 times, but the monitor wakes no more often than the
 //!   long-poll detector alone makes it; each wake-up on a saturated
-//!   machine preempts a worker (docs/results.md, "Stuck workers").
+//!   machine preempts a worker (docs/decisions.md#stuck-workers).
 //! - **F2. A stretch past the threshold** (`decide::compensate`,
 //!   `runtime/compensation/decide.rs`): a slot whose stretch has run for
 //!   the compensation threshold or longer, not covered already, while no
@@ -401,7 +400,7 @@ pub(crate) const DEMOTE_AFTER: u32 = 4;
 /// Nor the epoch alone: many demoted loops of tiny units then finish one by
 /// one, an epoch apart, waking whoever waits on them once each. With 64
 /// they finish close together; a loop whose units take 0.5 µs or more
-/// reaches the epoch first. docs/results.md, "Design choices, measured".
+/// reaches the epoch first. docs/decisions.md#figures-from-comments.
 pub(crate) const TURN_AFTER_SELF_WAKES: u32 = 64;
 
 /// B1: how many ticks a busy worker runs between non-blocking driver polls.
@@ -420,8 +419,8 @@ pub(crate) const EVENT_INTERVAL: u32 = 61;
 /// task is noticed, so it sets the foreground latency floor; the price is
 /// one non-blocking `epoll_wait` per epoch per runtime and one clock read
 /// per epoch per busy worker (or per [`MAX_CALLS_BETWEEN_READS`] calls).
-/// CockroachDB's `runtime.Yield` uses 2^18 ns; docs/results.md, "Design
-/// choices, measured", has the comparison. (`epoch.rs`.)
+/// CockroachDB's `runtime.Yield` uses 2^18 ns; docs/decisions.md#design-choices
+/// has the comparison. (`epoch.rs`.)
 pub(crate) const EPOCH_SHIFT: u32 = 15;
 
 /// C1, and every epoch gate: the most calls a gate lets pass between two
@@ -440,7 +439,7 @@ pub const DEFAULT_MAX_YIELD_DELAY: Duration = Duration::from_millis(50);
 /// rescue would not be enough (a task with 50 µs units would get 50 µs per
 /// rescue); 1 ms slices made a closed loop's p99 (wrk, 64 connections)
 /// about 1.5× tokio's, 250 µs ones level with it at the same share
-/// (docs/results.md, "Rescue slices"). (`yield_queue/rescue.rs`.)
+/// (docs/decisions.md#rescue-slices). (`yield_queue/rescue.rs`.)
 pub(crate) const RESCUE_SLICE: Duration = Duration::from_micros(250);
 
 /// B2 (the floor's turn): how long a floor turn runs its task as if nothing
@@ -492,7 +491,7 @@ pub(crate) fn max_searching(num_workers: usize) -> usize {
 /// 2^18 ns (8 epochs, about a quarter of a millisecond), several times what
 /// a worker takes to run the request it stepped aside for. (2^20 ns served
 /// `kv` no better and let a crowded host's sleeping worker sleep longer:
-/// docs/results.md, the `kv` section.) (`yield_queue/mod.rs`, `may_take`.)
+/// docs/decisions.md#owner-grace.) (`yield_queue/mod.rs`, `may_take`.)
 pub(crate) const OWNER_GRACE_NANOS: u64 = 1 << 18;
 
 /// C1: how many epochs work must stay pending, unharvested, between two
@@ -503,8 +502,7 @@ pub(crate) const OWNER_GRACE_NANOS: u64 = 1 << 18;
 /// just now. Why not sooner: each hand-off moves requests onto the busy
 /// worker, and with them the CPU its background task would have had; half
 /// a millisecond is still well inside the scheduler tick that a woken
-/// worker may wait on a crowded host (docs/results.md, "Crowded host: a
-/// later hand-off, relieved until the watcher runs").
+/// worker may wait on a crowded host (docs/decisions.md#later-handoff).
 /// (`driver/mod.rs`, `UnservedProbe`.)
 ///
 /// Under loom, 2: the models walk every epoch up to the hand-off, and the
@@ -525,8 +523,7 @@ pub(crate) const MAX_QUIET_SHIFT: u32 = 3;
 /// every epoch. A longer relief (2^20 ns, with the watcher off the
 /// descriptor meanwhile) kept the busy worker serving the requests long
 /// after the watcher could have, at the cost of the background task there
-/// (docs/results.md, "Crowded host: a later hand-off, relieved until the
-/// watcher runs"). (`driver/mod.rs`, `Relief`.)
+/// (docs/decisions.md#later-handoff). (`driver/mod.rs`, `Relief`.)
 pub(crate) const RELIEF_NANOS: u64 = 0;
 
 /// C6: the units of the cooperative budget a task's poll may spend before
@@ -557,8 +554,8 @@ pub(crate) const SPREAD_PAUSE: Duration = Duration::from_millis(100);
 /// window of 100–110 ms. A CPU that a busy neighbour keeps reads 0 (or now
 /// and then one tick, where the neighbour is not quite always busy); the
 /// one that the kernel left idle
-/// beside two stacked workers read 11–34% (docs/results.md, "Crowded host:
-/// two workers on one CPU"). (`runtime/spread.rs`.)
+/// beside two stacked workers read 11–34%
+/// (docs/decisions.md#two-workers-one-cpu). (`runtime/spread.rs`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const SPREAD_IDLE_PERCENT: u64 = 10;
 
@@ -619,7 +616,7 @@ pub(crate) const LOCAL_SET_TASKS_PER_TURN: usize = 64;
 /// descheduled. At 5 ms the monitor samples every 5 ms, as the long-poll
 /// detector alone has it do (half its default 10 ms threshold). 5 ms was
 /// chosen from a sweep of 1–20 ms with `examples/stuck_worker.rs`;
-/// docs/results.md's "Stuck workers" section has the figures.
+/// docs/decisions.md#stuck-workers has the figures.
 pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
 
 /// F1: the default of `Builder::long_poll_threshold`: a poll that runs
@@ -647,7 +644,7 @@ pub(crate) const PRIMARIES_STAT_FILES_TIMEOUT: Duration = Duration::from_secs(10
 /// elastic work indefinitely. CockroachDB refills its bucket to full at this
 /// interval instead, which let every elastic task run at once at each
 /// refill and pushed the foreground p99 far past the target for a whole
-/// window (figures in `docs/results.md`'s "Design choices, measured": measured
+/// window (figures in `docs/decisions.md#design-choices`: measured
 /// numbers are kept there, with when and how they were taken).
 pub(crate) const FORGIVE_DEBT_EVERY: Duration = Duration::from_secs(15);
 

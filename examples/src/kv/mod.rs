@@ -24,7 +24,7 @@
 //!     `yield_if_busy` does when requests wait. `consume_budget()` would
 //!     yield only once the task has spent its budget of 128 units, a few
 //!     milliseconds of chunks here, which would handicap tokio (see
-//!     docs/results.md's `mixed_load` results).
+//!     docs/decisions.md#mixed-load).
 //!
 //! This is the "mini-redis under bulk load" case of tokio's discussion of
 //! time-based yielding (tokio PR #8343): a server whose bulk background job

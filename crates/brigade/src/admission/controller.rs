@@ -12,7 +12,7 @@
 //! the guard the controller kept cutting for up to 2.5 s after a cut had
 //! already worked. CockroachDB's step (0.0001 a tick) is too small for that
 //! to matter, but with a step fast enough to reach the maximum within 30 s
-//! it became a limit cycle (docs/results.md's "Design choices, measured" gives
+//! it became a limit cycle (docs/decisions.md#design-choices gives
 //! the figures: measured numbers are kept there, with when and how they
 //! were taken, rather than here, where the code around them moves on).
 //! Once a whole window has passed since the last cut, the window's own p99
@@ -79,7 +79,7 @@ pub struct ElasticConfig {
     /// 0.05 to 0.9 of a 1.0 maximum in 28 s, within the 30 s the project
     /// asks for, and the lowest such rate, because the faster the limit
     /// moves, the further it overshoots before the 2.5 s window notices
-    /// (docs/results.md gives the measurements). CockroachDB's 0.001
+    /// (docs/decisions.md#design-choices gives the measurements). CockroachDB's 0.001
     /// would take 14 minutes, too slow for jobs that last minutes.
     pub adjustment_per_second: f64,
     /// How often the controller ticks. Default 100 ms.

@@ -193,8 +193,7 @@ pub(crate) use crate::policy::{MAX_QUIET_SHIFT, RELIEF_NANOS, UNSERVED_EPOCHS};
 /// (tests set one) also takes the watcher off the descriptor meanwhile: it
 /// waits only for an unpark (its wake pipe) or its timer, so the kernel
 /// stops waking it for events that the busy worker harvests anyway.
-/// docs/results.md, "Crowded host: a later hand-off, relieved until the
-/// watcher runs", has the figures of both.
+/// docs/decisions.md#later-handoff has the figures of both.
 ///
 /// `until` is the end of the relief, in the driver's own nanoseconds
 /// (`0`: none). The protocol:
@@ -297,7 +296,7 @@ impl UnservedProbe {
     /// arrived a microsecond ago, for a watcher the kernel is about to run.
     /// Serving on the first sighting took work from healthy watchers often
     /// enough to give the snapshot's worker in `kv` the requests as well,
-    /// and the snapshot the CPU they cost (docs/results.md's `kv` section;
+    /// and the snapshot the CPU they cost (docs/decisions.md#second-sighting;
     /// why the wait is [`UNSERVED_EPOCHS`] long is on the constant). While
     /// `relieving` (this runtime's watcher has not run since a busy worker
     /// served for it, [`Relief`]) it serves at the first sighting, and

@@ -82,7 +82,7 @@ pub(crate) fn start(
 /// within twice the threshold rather than 1.5 times, but the monitor wakes
 /// no more often than the long-poll detector alone makes it (every 5 ms by
 /// default). Each wake-up on a saturated machine preempts a worker;
-/// docs/results.md's "Stuck workers" section gives what sampling twice as often cost
+/// docs/decisions.md#stuck-workers gives what sampling twice as often cost
 /// the background in `mixed_load`.
 fn watch_interval(config: &super::shared::SchedulerConfig) -> Option<Duration> {
     let long_poll = config.long_poll_threshold.map(|threshold| threshold / 2);

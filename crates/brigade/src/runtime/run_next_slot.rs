@@ -9,7 +9,7 @@
 //! whose objects stays alive meanwhile. (`ping_pong` with 1 worker keeps
 //! 1,000 rounds, 3,000 allocations, alive at once that way, so nearly every
 //! allocation misses the allocator's thread cache: 2 atomic instructions
-//! each on its locked path; docs/results.md, "The run-next slot".) tokio's
+//! each on its locked path; docs/decisions.md#run-next-slot.) tokio's
 //! LIFO slot does the same; the worker side is `worker/run_next.rs`.
 //!
 //! Unlike tokio's LIFO slot, a task here can be stolen, but only once it

@@ -9,7 +9,7 @@
 //! wakes thousands of times a second) that balancer can leave two busy
 //! workers sharing one CPU for seconds while another CPU idles. Each then
 //! gets half a core, and the background loses a third of its throughput
-//! (docs/results.md, "Crowded host: two workers on one CPU"). tokio's
+//! (docs/decisions.md#two-workers-one-cpu). tokio's
 //! workers sleep and wake often enough that the kernel re-places them.
 //!
 //! At each watch the monitor reads every primary worker's stat file: its

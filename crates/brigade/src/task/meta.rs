@@ -33,8 +33,8 @@ pub(crate) struct TaskMeta {
     /// this field, so a spawn costs one reference count, not two (one here
     /// and one in a capturing closure: an atomic increment at every spawn,
     /// and a decrement at every task's end, on a cache line every worker
-    /// shares; docs/results.md's "Design choices, measured" section has the
-    /// figures). Dropped with the header, when the task allocation is freed.
+    /// shares; docs/decisions.md#schedule-function has the figures).
+    /// Dropped with the header, when the task allocation is freed.
     host: Arc<dyn TaskHost>,
     /// Slot in the runtime's [`registry`], or `None` (blocking tasks and
     /// tasks spawned after shutdown).

@@ -157,7 +157,7 @@ impl YieldQueue {
     /// often changes little, and each look reads every shard's head, a cache
     /// line its own worker writes at each push and pop: at every turn
     /// through the queue, that read would stop the queue scaling with the
-    /// workers (docs/results.md's scaling table). Without it, the
+    /// workers (docs/decisions.md#scaling-4-8-16). Without it, the
     /// own shard's head goes first, and the oldest elsewhere only when the
     /// own shard is empty.
     pub(crate) fn pop_for(&self, slot: usize, look_elsewhere: bool, now: u64) -> Option<Waiting> {
@@ -188,8 +188,8 @@ impl YieldQueue {
     /// thread that ran the background job without sleeping and the one that
     /// slept and woke for each request: both threads then stay runnable,
     /// and on a host with a client of its own on the same cores the
-    /// background job loses much of its throughput (docs/results.md's `kv`
-    /// section has the figures). A backlog is more than its owner
+    /// background job loses much of its throughput
+    /// (docs/decisions.md#owner-grace has the figures). A backlog is more than its owner
     /// takes back at once, and an entry that waited for the grace has an
     /// owner that is not coming back soon (descheduled, stuck in a long
     /// poll, or a spare that stepped down): those any worker takes.

@@ -45,9 +45,8 @@
 //! workers. The bound on the delay holds for a few tasks, the bound on the
 //! share always. What the bound gives under a flood (the background's
 //! share, the longest yield delay, the foreground's rate) is measured by
-//! `examples/flood.rs`; the figures are in docs/results.md ("Yielded work under
-//! a flood"), not here, because they depend on the machine and change with
-//! every re-measurement.
+//! `examples/flood.rs`; the figures are in docs/results.md#flood, not here,
+//! because they depend on the machine and change with every re-measurement.
 //!
 //! The trade-off: while rescued work runs, the foreground on that worker
 //! waits up to one slice. That happens only once the yield queue has

@@ -52,8 +52,7 @@
 //! it costs. (A longer relief, with the watcher waiting for an unpark or
 //! its timer only, kept the busy worker serving the requests, and its
 //! background task without the CPU, long after the watcher could have
-//! served: docs/results.md, "Crowded host: a later hand-off, relieved until
-//! the watcher runs". Tests still lengthen it, `test_hooks.rs`.) A worker
+//! served: docs/decisions.md#later-handoff. Tests still lengthen it, `test_hooks.rs`.) A worker
 //! that goes to sleep ends the relief and unparks the watcher, so the poll
 //! is watched again as soon as nobody busy serves it.
 //!

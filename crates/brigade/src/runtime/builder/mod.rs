@@ -69,7 +69,7 @@ pub struct Builder {
 /// cost stayed within the noise of `benches/rt_compare.rs`
 /// (`BENCH_LATENCY_SAMPLE_EVERY` sets it there), while still giving the
 /// elastic controller hundreds of samples per window on a busy runtime;
-/// docs/results.md's "Design choices, measured" section has the figures.
+/// docs/decisions.md#design-choices has the figures.
 pub const DEFAULT_LATENCY_SAMPLE_EVERY: u32 = 64;
 
 pub use crate::policy::DEFAULT_COMPENSATION_THRESHOLD;
@@ -214,8 +214,8 @@ impl Builder {
     /// It is off by default because it loses where it was meant to win: with
     /// every core saturated, the OS runs the woken fallback thread only when
     /// a worker's time slice ends, so the foreground p99 is that of the OS
-    /// scheduler's time slices rather than of the epoch (docs/results.md's "Design
-    /// choices, measured" section compares the two with `mixed_load
+    /// scheduler's time slices rather than of the epoch
+    /// (docs/decisions.md#design-choices compares the two with `mixed_load
     /// --driver-thread`). It may help on machines with spare cores or a
     /// real-time-priority driver thread. Not available on a current-thread
     /// runtime, whose thread in `block_on` polls the driver:

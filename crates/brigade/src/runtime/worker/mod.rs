@@ -440,8 +440,8 @@ impl Core {
         // injector steal and the re-check before parking (`idle.rs`) still
         // look. Left out under loom, where its two loads multiply a model's
         // interleavings several times over and add nothing those later
-        // looks do not check. (Figures: docs/results.md, "Design choices,
-        // measured".)
+        // looks do not check. (Figures:
+        // docs/decisions.md#figures-from-comments.)
         #[cfg(not(loom))]
         if self.shared.injector.is_empty() {
             return None;

@@ -102,7 +102,7 @@ impl Core {
         // Into an empty deque it is still the next task this worker runs:
         // nobody need hear of it, so a chain of spawns stays on its worker
         // (a notification every few links would wake a sleeper that steals
-        // the chain; docs/results.md, "Design choices, measured"). Behind
+        // the chain; docs/decisions.md#figures-from-comments). Behind
         // other tasks it waits for them, so an idle worker is told, as for
         // any push.
         let behind_others = !self.local.is_empty();

@@ -12,7 +12,8 @@
 //! wake a sleeper that steals the link while the spawning worker searches
 //! and sleeps in its turn, a thread hop per link (tokio's LIFO slot keeps
 //! such a chain on one worker without a word; the figures are in
-//! docs/results.md, "Scaling", and "Design choices, measured").
+//! docs/decisions.md#spawn-empty-deque and
+//! docs/decisions.md#figures-from-comments).
 //!
 //! ## Who announces a held-back task
 //! Unlike a task in tokio's LIFO slot, the task can be stolen once

@@ -390,7 +390,7 @@ impl Core {
     /// a request the kernel woke it for, say. Stepping aside for that one
     /// only moved this worker's background task through the yield queue
     /// for nothing (`kv` with the snapshot on, at a fixed request rate:
-    /// docs/results.md's `kv` section). Also whether a worker with yielded
+    /// docs/decisions.md#kv-open-loop). Also whether a worker with yielded
     /// work of its own searches the other deques instead of taking it back
     /// (`Core::take_back_own_yielded`).
     pub(super) fn others_need_help(&self) -> bool {
