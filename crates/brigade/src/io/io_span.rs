@@ -15,7 +15,8 @@ pub(crate) struct IoSpan {
 }
 
 impl IoSpan {
-    /// The span of a source of type `S`.
+    /// The span of a source of type `S` (which names it).
+    #[cfg_attr(not(feature = "console"), allow(clippy::extra_unused_type_parameters))]
     pub(crate) fn new<S>() -> Self {
         #[cfg(feature = "console")]
         {
