@@ -53,8 +53,8 @@ l2=(task yield_queue admission)
 # scheduler through `Handle` and this thread's runtime), and the resources
 # (io/, net/, time/, signal/, fs/, process/: they reach the driver through
 # this thread's runtime). L4 may import any layer, so it has no rule.
-l4_files=(lib.rs runtime/mod.rs runtime/start.rs runtime/builder/mod.rs runtime/builder/checks.rs
-    runtime/flavor.rs runtime/enter.rs runtime/shutdown.rs runtime/metrics_source.rs
+l4_files=(lib.rs runtime/mod.rs runtime/lifecycle/start.rs runtime/builder/mod.rs runtime/builder/checks.rs
+    runtime/builder/tokio_names.rs runtime/enter.rs runtime/lifecycle/shutdown.rs runtime/metrics_source.rs
     runtime/metrics_publish.rs
     task/spawn.rs task/task_builder.rs task/join_set.rs task/local.rs)
 # Test modules that are files of their own (declared under `cfg(test)`).
@@ -88,7 +88,7 @@ above_l2='crate::(runtime|io|net|time|signal|fs|process|yield_if_busy)\b|crate::
 # L3 names no item of L4: not the facade's files, nor the `Runtime`,
 # `Builder` or `Handle` of `runtime/mod.rs` (L3's `Handle` is
 # `runtime/handle.rs`'s), nor the spawn functions or the resources.
-facade='(crate::runtime|super)::(shutdown|start|builder|metrics_publish|enter)\b|(crate::runtime|crate|super)::(Runtime|Builder|Handle|spawn|spawn_blocking|spawn_elastic)\b|(crate::runtime|super)::\{[^}]*\b(shutdown|start|builder|metrics_publish|enter|Runtime|Builder|Handle)\b|crate::(io|net|time|signal|fs|process)\b|crate::task::(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b|crate::task::\{[^}]*\b(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b'
+facade='(crate::runtime|super)::(lifecycle|builder|metrics_publish|enter)\b|(crate::runtime|crate|super)::(Runtime|Builder|Handle|spawn|spawn_blocking|spawn_elastic)\b|(crate::runtime|super)::\{[^}]*\b(lifecycle|builder|metrics_publish|enter|Runtime|Builder|Handle)\b|crate::(io|net|time|signal|fs|process)\b|crate::task::(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b|crate::task::\{[^}]*\b(spawn|task_builder|join_set|local|Builder|JoinSet|LocalSet|spawn_local)\b'
 
 rule "L0 (primitives, policy.rs) imports nothing above L0" \
     $(rs_files "${l0[@]}") -- "$above_l0"
@@ -101,9 +101,9 @@ rule "L3 (the scheduler: runtime/ but the facade, yield_if_busy.rs) imports noth
 # The one import circle the layers above would allow inside L3: the
 # thread-locals (which L2 reads) and the worker loop (which sets them).
 rule "runtime/context.rs does not import the worker (it holds an opaque pointer)" \
-    runtime/context.rs -- '(crate::runtime|super)::(worker\b|\{[^}]*\bworker\b)'
-rule "runtime/compensation/ does not import the worker (spare threads are in runtime/worker/)" \
-    $(rs_files runtime/compensation) -- '(crate::runtime|super::super)::(worker\b|\{[^}]*\bworker\b)'
+    runtime/context.rs -- 'crate::runtime::(scheduler::worker\b|scheduler::\{[^}]*\bworker\b|\{[^}]*\bscheduler::worker\b)'
+rule "runtime/compensation/ does not import the worker (spare threads are in runtime/scheduler/worker/)" \
+    $(rs_files runtime/compensation) -- 'crate::runtime::(scheduler::worker\b|scheduler::\{[^}]*\bworker\b|\{[^}]*\bscheduler::worker\b)'
 
 if [[ $failed -ne 0 ]]; then
     echo "layers: the imports above break docs/design.md's rules" >&2

@@ -44,7 +44,7 @@ impl tracing::Subscriber for Warnings {
 // count on its own thread; under load it got there late, held a cgroup
 // file open while `exhaust_descriptors` filled the table, then closed it,
 // leaving one descriptor free. The monitor is now set up inside `build`
-// (`runtime/monitor.rs`); 0 failures in 60 runs under the same load.
+// (`runtime/threads/monitor.rs`); 0 failures in 60 runs under the same load.
 #[test]
 fn accept_backs_off_while_descriptors_are_out_and_recovers() {
     in_child(

@@ -10,8 +10,8 @@
 //! once per epoch of 2^[`EPOCH_SHIFT`] ns bounds how late such work is
 //! noticed to about one epoch, at a fixed cost per epoch.
 //!
-//! Two gates per worker use it (`runtime/worker/mod.rs`): `yield_if_busy()`'s
-//! slow path and background self-wakes (`runtime/worker/step_aside.rs`), and
+//! Two gates per worker use it (`runtime/scheduler/worker/mod.rs`): `yield_if_busy()`'s
+//! slow path and background self-wakes (`runtime/scheduler/worker/step_aside.rs`), and
 //! the worker's own loop, which polls the driver and rescues overdue
 //! yielded work at the first tick of each epoch. The I/O poll itself is
 //! once per epoch for the whole runtime (`Driver::poll_for_epoch`).

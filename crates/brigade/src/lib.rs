@@ -107,7 +107,8 @@
 //! # Tracing
 //! brigade reports what its scheduler does through the
 //! [`tracing`](https://docs.rs/tracing) crate and installs no subscriber.
-//! The targets are the modules that emit the events:
+//! The targets are fixed names (they do not follow the code when a module
+//! moves), matched by prefix as usual:
 //!
 //! | target | level | events (fields) |
 //! |---|---|---|

@@ -13,8 +13,8 @@
 //!
 //! A spawn or a wake-up reaches `task::host::schedule`, then
 //! `Shared::schedule_on_worker` or `schedule_off_workers`
-//! (`runtime/schedule.rs`), which ask `placement::place`
-//! (`runtime/placement.rs`): A1 to A6 are that one function, top to
+//! (`runtime/scheduler/schedule.rs`), which ask `placement::place`
+//! (`runtime/scheduler/placement.rs`): A1 to A6 are that one function, top to
 //! bottom, and its tests are a table of these rules. (While the runtime
 //! shuts down, a task goes nowhere: shutdown's drain cancels it.)
 //!
@@ -29,7 +29,7 @@
 //!   foreground tasks woken after them.
 //! - **A3. A background self-wake** (of a demoted `Auto` task or a
 //!   `Background` one; not a deferred wake-up handed back, B9) asks
-//!   `Core::background_turn` (`runtime/worker/step_aside.rs`), in this
+//!   `Core::background_turn` (`runtime/scheduler/worker/step_aside.rs`), in this
 //!   order: steps aside while E3 paces (unless aborted or queued already);
 //!   runs on if a worker is idle, the task was aborted, it already has a
 //!   yield-queue entry, or it holds a rescue slice (B2); *steps aside* into
@@ -43,7 +43,7 @@
 //!   this worker's deque, and the next tick looks at the injector first
 //!   (B3): a task that gives way gives way to work from outside too.
 //! - **A5. An `Auto` or `Foreground` task spawned or woken by another
-//!   task's poll** on this worker: its *run-next slot* (`runtime/worker/run_next.rs`), the
+//!   task's poll** on this worker: its *run-next slot* (`runtime/scheduler/worker/run_next.rs`), the
 //!   one task it runs after the poll; a second one displaces the first to
 //!   the deque. Why: the task the poll's output is for runs while its data
 //!   is in the cache (docs/decisions.md#run-next-slot). Never on a
@@ -61,7 +61,7 @@
 //!     on instead, the task is announced (and a run-next task opened to
 //!     stealers) by one of three paths: the poll's next idle check on the
 //!     fast path (C1), its entry into `block_in_place`, or the monitor's
-//!     next watch (`runtime/worker/spawned.rs`). Why: a chain of spawns
+//!     next sample (`runtime/scheduler/worker/spawned.rs`). Why: a chain of spawns
 //!     stays on one worker instead of waking a sleeper per link
 //!     (docs/decisions.md#spawn-empty-deque).
 //!
@@ -79,13 +79,13 @@
 //!   the task runs as if nothing waited for [`RESCUE_SLICE`]; until an
 //!   entry is served the usual way, the queue stays starving and the next
 //!   rescue needs no wait; rescues are spaced so that they take at most
-//!   [`RESCUE_SHARE_PERCENT`] of the workers (`yield_queue/rescue.rs`, `runtime/worker/yielded.rs`). Why: the
+//!   [`RESCUE_SHARE_PERCENT`] of the workers (`yield_queue/rescue.rs`, `runtime/scheduler/worker/yielded.rs`). Why: the
 //!   yield queue must not starve under a flood (docs/results.md#flood).
 //!   Then, with a floor set (`Builder::background_floor`, `F`; default
 //!   none), the **floor's turn**: each worker owes background work `F` of
 //!   its time while such work waits; once it owes [`FLOOR_SLICE`], it takes
 //!   its own shard's head ahead of everything else for a [`FLOOR_SLICE`]
-//!   slice (`runtime/worker/floor.rs`). Why: a bulk job with a deadline
+//!   slice (`runtime/scheduler/worker/floor.rs`). Why: a bulk job with a deadline
 //!   needs a share under a foreground that never lets up
 //!   (docs/results.md#background-floor).
 //! - **B3. Injector first**, every [`GLOBAL_QUEUE_INTERVAL`] ticks or on
@@ -97,7 +97,7 @@
 //! - **B5. Own deque**, FIFO.
 //! - **B6. Injector**, taking a batch into the own deque.
 //! - **B7. Own-shard take-back** (`Core::take_back_own_yielded`,
-//!   `runtime/worker/mod.rs`), by a worker that is not searching (and not
+//!   `runtime/scheduler/worker/mod.rs`), by a worker that is not searching (and not
 //!   while E3 paces): if its own shard of the yield queue holds entries,
 //!   the yield queue in B9's order (its own shard's head first; after the
 //!   epoch's I/O look), unless another worker's deque holds work its owner
@@ -114,14 +114,14 @@
 //! - **B8. Steal**, as a *searcher*: at most [`max_searching`] workers
 //!   search at once (half, rounded up); a searcher takes half of a random
 //!   victim's deque, or a victim's run-next task once it is open (A6), or
-//!   a batch of the injector (`runtime/worker/steal.rs`, `runtime/idle.rs`).
+//!   a batch of the injector (`runtime/scheduler/worker/steal.rs`, `runtime/scheduler/idle.rs`).
 //!   Why: a cap keeps stealing from becoming a stampede.
 //! - **B9. Yield queue**, only for a searcher that found nothing, after a
 //!   look at I/O unless a worker looked in this epoch: its own shard's head
 //!   first, unless another shard's head has waited longer by more than an
 //!   epoch (compared once per epoch), then the oldest it may take; another
 //!   worker's *lone* entry only after [`OWNER_GRACE_NANOS`], a backlog at
-//!   once (`YieldQueue::pop_for`, `may_take`; `runtime/worker/yielded.rs`).
+//!   once (`YieldQueue::pop_for`, `may_take`; `runtime/scheduler/worker/yielded.rs`).
 //!   A deferred wake-up is delivered so that the task is handed straight
 //!   back to this worker. Why the grace: the owner takes its background
 //!   task back a moment later, and moving it between threads moves the
@@ -137,14 +137,14 @@
 //!   watches it, else on its own condvar until the next timer; either way
 //!   no longer than until another worker's lone entry's grace ends (B9)
 //!   or, while E3 paces, the pacing window ends.
-//!   The timeout is `Core::occupied_timeout` (`runtime/worker/mod.rs`; with
+//!   The timeout is `Core::occupied_timeout` (`runtime/scheduler/worker/mod.rs`; with
 //!   the clock paused it sleeps until woken, and wakes the watcher first:
-//!   `runtime/auto_advance.rs`).
+//!   `runtime/scheduler/auto_advance.rs`).
 //!
 //! A current-thread runtime runs the same steps on its `block_on` thread,
 //! without B4 (no run-next slot) and with no other worker to steal from,
 //! and polls a woken `block_on` future after at most
-//! [`CURRENT_THREAD_TASKS_PER_TURN`] tasks (`runtime/worker/block_on.rs`).
+//! [`CURRENT_THREAD_TASKS_PER_TURN`] tasks (`runtime/scheduler/worker/block_on.rs`).
 //!
 //! # C. While it runs (`yield_if_busy()`)
 //!
@@ -158,7 +158,7 @@
 //!   crowded host), this worker harvests it, moves the task to the back,
 //!   and serves the poll at every epoch until the watcher runs again
 //!   ([`RELIEF_NANOS`]); while nothing is pending the check backs off to
-//!   every 2^[`MAX_QUIET_SHIFT`] epochs (`runtime/worker/unserved.rs`,
+//!   every 2^[`MAX_QUIET_SHIFT`] epochs (`runtime/scheduler/worker/serving_check.rs`,
 //!   `driver/mod.rs`). Why: on a crowded host the woken worker may wait a
 //!   scheduler tick for a core. The price is the busy worker's background
 //!   task's CPU;
@@ -166,7 +166,7 @@
 //!   (docs/decisions.md#handoff-setting).
 //!   Under a CPU limit whose window is spent (E3), that once-per-epoch
 //!   check takes the slow path instead, which steps the task aside.
-//! - **C2. Give way at once** on shutdown or abort (`runtime/shutdown.rs`).
+//! - **C2. Give way at once** on shutdown or abort (`runtime/lifecycle/shutdown.rs`).
 //! - **C3. Elastic grant** used up: give way, back through admission
 //!   (`admission/elastic_poll.rs`), after ending the slot's cover if a
 //!   spare covered it (F7, F8). Otherwise, with a worker idle, an
@@ -177,7 +177,7 @@
 //! - **C4. Continue** while a worker is idle (the fast path fell through
 //!   only because an abort elsewhere holds attention), or while the task
 //!   holds a rescue slice (B2).
-//! - **C5. Decide** (`Core::decide`, `runtime/worker/step_aside.rs`): on
+//! - **C5. Decide** (`Core::decide`, `runtime/scheduler/worker/step_aside.rs`): on
 //!   a current-thread runtime, the `block_on` future or a task that
 //!   yielded this turn is ready: *move to the back*; the
 //!   own deque holds a task: *move to the back* (or *step aside* if this
@@ -190,7 +190,7 @@
 //!   foreign waker (a combinator's, a nested executor's) is woken at once.
 //!
 //! - **C6. The cooperative budget** (`task/coop.rs`,
-//!   `Core::budget_work_waits` in `runtime/worker/budget.rs`): each poll
+//!   `Core::budget_work_waits` in `runtime/scheduler/worker/budget.rs`): each poll
 //!   of a task may spend
 //!   [`COOP_BUDGET`] units; every brigade resource (sockets, timers,
 //!   signals, join handles, stdio) spends one when it makes progress. Once
@@ -213,10 +213,10 @@
 //!
 //! # D. Where a worker runs (the monitor thread)
 //!
-//! - **D1. Spread stacked workers** (`Spreader::watch`,
-//!   `runtime/spread.rs`, at each of the monitor's watches, F1): two workers
-//!   runnable on one CPU at [`SPREAD_AFTER_WATCHES`] of the monitor's
-//!   watches in a row, while a CPU of the later one's mask holds no
+//! - **D1. Spread stacked workers** (`Spreader::sample`,
+//!   `runtime/threads/spread.rs`, at each of the monitor's samples, F1): two workers
+//!   runnable on one CPU at [`SPREAD_AFTER_SAMPLES`] of the monitor's
+//!   samples in a row, while a CPU of the later one's mask holds no
 //!   runnable worker and was idle [`SPREAD_IDLE_PERCENT`]% of the last
 //!   [`SPREAD_PAUSE`] or more: the monitor moves that worker there (its
 //!   mask set to that CPU, then given back), at most once per
@@ -239,7 +239,7 @@
 //!   default as many workers as the limit rounded up (1.5 → 2), capped by
 //!   the CPUs the affinity mask allows; an explicit `worker_threads` wins.
 //!   While the limit is below the worker count, the workers past it park
-//!   (`Core::park_by_limit`, `runtime/worker/park_by_limit.rs`), handing
+//!   (`Core::park_by_limit`, `runtime/scheduler/worker/park_by_limit.rs`), handing
 //!   their tasks to the injector, and do not count as idle: an idle
 //!   worker is one that would serve. Why: `available_parallelism` rounds
 //!   down (1.5 → 1), leaving a third of a 1.5-CPU quota unused.
@@ -267,12 +267,12 @@
 //! *spare* worker to serve in its place; the stuck thread keeps its slot,
 //! and only tasks move, through the deques' stealers.
 //!
-//! - **F1. The watch** (`monitor::watch_interval`, `runtime/monitor.rs`):
+//! - **F1. The sample** (`monitor::sample_interval`, `runtime/threads/monitor.rs`):
 //!   the monitor samples the workers' poll watches every half
 //!   `Builder::long_poll_threshold` ([`DEFAULT_LONG_POLL_THRESHOLD`]), or
 //!   every `Builder::compensation_threshold`
 //!   ([`DEFAULT_COMPENSATION_THRESHOLD`]) if that is sooner; with both off,
-//!   never. At each watch, in this order: the long-poll detector's check,
+//!   never. At each sample, in this order: the long-poll detector's check,
 //!   the announcement of spawns held back by polls still running (A6:
 //!   their run-next slots are opened, so they count as waiting work), the
 //!   sweep of ended covers (F7), compensation (F2–F5), and the spreading
@@ -324,19 +324,19 @@
 //!   covers, never `block_in_place`'s (F6); why the take-back: a worker
 //!   that parks never keeps a cover.
 //! - **F5. A spare starts** (`Compensation::start_spare`,
-//!   `compensation/spare.rs`, called by `worker::spares::start_spares`):
+//!   `compensation/spare_slots.rs`, called by `worker::spares::start_spares`):
 //!   while fewer spares serve than slots are covered, within
 //!   `Builder::max_spare_workers` (default: as many as the workers; 0 turns
 //!   compensation off, `block_in_place` included). A resting spare thread
 //!   serves again first, else a new thread starts on a vacant spare slot;
-//!   a thread that could not start is retried at every watch. Each start
+//!   a thread that could not start is retried at every sample. Each start
 //!   is counted in `RuntimeMetrics::compensations`. A stuck worker found
 //!   while every spare serves stays stuck, with a warning once per spell.
 //!   A serving spare is a worker like any other (B1–B11, stealing from the
 //!   stuck slot's deque too). Why the bound: at most `worker_threads +
 //!   max_spare_workers` threads run tasks.
 //! - **F6. `block_in_place`** (`Core::block_in_place`,
-//!   `runtime/worker/mod.rs`): covers its own slot at once, for the length
+//!   `runtime/scheduler/worker/mod.rs`): covers its own slot at once, for the length
 //!   of its closure (taking over a monitor's cover, which the monitor's
 //!   sweep then cannot end), and starts a spare as F5; a spawn it held back
 //!   (A6) is announced first, and the closure's blocking ends the stretch,
@@ -369,10 +369,10 @@
 //!   every stuck poll has returned, the runtime runs its configured number
 //!   of workers again.
 //! - **F10. A spare rests, then exits** (`Compensation::rest`,
-//!   `spare.rs`): a spare thread that stepped down waits, for at most
+//!   `spare_slots.rs`): a spare thread that stepped down waits, for at most
 //!   `Builder::thread_keep_alive` (default 10 s), to serve again for
 //!   another stuck worker (F5), and exits when it runs out or at shutdown;
-//!   shutdown waits for the spare threads (`runtime/shutdown.rs`, step 4).
+//!   shutdown waits for the spare threads (`runtime/lifecycle/shutdown.rs`, step 4).
 //!   Why the rest: another worker may get stuck soon, and a resting thread
 //!   serves again without a thread start.
 //!
@@ -410,7 +410,7 @@ pub(crate) const TURN_AFTER_SELF_WAKES: u32 = 64;
 /// hop), rarely enough that the `epoll_wait` syscall, which costs as much as
 /// a short poll, is paid once per 61 ticks. Latency under saturation does
 /// not depend on it: the epoch poll (B1) and `yield_if_busy()`'s (C5) bound
-/// that. (`runtime/worker/mod.rs`, `Core::next_task`.)
+/// that. (`runtime/scheduler/worker/mod.rs`, `Core::next_task`.)
 pub(crate) const EVENT_INTERVAL: u32 = 61;
 
 /// B1, B2, C1, C5: log2 of the epoch length in nanoseconds: 2^15 ns ≈ 33 µs.
@@ -446,13 +446,13 @@ pub(crate) const RESCUE_SLICE: Duration = Duration::from_micros(250);
 /// waited, and the debt at which a turn is due. Long enough that a turn's
 /// cost (a pop, a wake-up, the task's cache) is small next to it; short
 /// enough that a request waiting behind it is delayed by a fraction of a
-/// millisecond. (`runtime/worker/floor.rs`.)
+/// millisecond. (`runtime/scheduler/worker/floor.rs`.)
 pub(crate) const FLOOR_SLICE: Duration = Duration::from_micros(250);
 
 /// B2 (the floor's turn): the most debt or credit a worker's floor account
 /// holds, in slices: neither background time that ran for free (an idle
 /// worker's) nor a stretch with nothing to give is banked for long, so the
-/// floor is a share over about a millisecond. (`runtime/worker/floor.rs`.)
+/// floor is a share over about a millisecond. (`runtime/scheduler/worker/floor.rs`.)
 pub(crate) const FLOOR_MAX_BALANCE_SLICES: i64 = 4;
 
 /// B2: the most of the workers' time that rescues may take, in 1/100:
@@ -470,18 +470,18 @@ pub(crate) const RESCUE_SHARE_PERCENT: u64 = 4;
 /// [`EVENT_INTERVAL`], so both fall on the same tick.) Tokio now tunes its
 /// interval from the mean poll time; brigade keeps a fixed count, one
 /// modulo on the hot path, and spaces by time the checks that need it (B1,
-/// B2) with the epoch. (`runtime/worker/mod.rs`.)
+/// B2) with the epoch. (`runtime/scheduler/worker/mod.rs`.)
 pub(crate) const GLOBAL_QUEUE_INTERVAL: u32 = 61;
 
 /// B4: how many tasks in a row a worker takes from its run-next slot before
 /// it takes the front of its deque: tokio's bound for its LIFO slot. One
 /// `ping_pong` round is two slot runs (the ponger, then the pinger).
-/// (`runtime/worker/run_next.rs`.)
+/// (`runtime/scheduler/worker/run_next.rs`.)
 pub(crate) const MAX_RUN_NEXT_STREAK: u32 = 3;
 
 /// B8: how many workers may search (steal) at once, for `num_workers`
 /// primaries: half of them (of at least two), rounded up, as tokio does.
-/// (`runtime/idle.rs`.)
+/// (`runtime/scheduler/idle.rs`.)
 pub(crate) fn max_searching(num_workers: usize) -> usize {
     num_workers.max(2).div_ceil(2)
 }
@@ -534,18 +534,18 @@ pub(crate) const RELIEF_NANOS: u64 = 0;
 /// ready operations, a few microseconds of I/O.
 pub(crate) const COOP_BUDGET: u8 = 128;
 
-/// D1: how many of the monitor's watches in a row (5 ms apart by default:
+/// D1: how many of the monitor's samples in a row (5 ms apart by default:
 /// half `Builder::long_poll_threshold`) must find the same two workers
 /// runnable on one CPU before one is moved: 4, about 15–20 ms. The kernel's own balancer usually spreads them within a
 /// few milliseconds; a pair it has left for 20 ms is one it is not getting
-/// to, and a move costs the worker one migration. (`runtime/spread.rs`.)
+/// to, and a move costs the worker one migration. (`runtime/threads/spread.rs`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
-pub(crate) const SPREAD_AFTER_WATCHES: u32 = 4;
+pub(crate) const SPREAD_AFTER_SAMPLES: u32 = 4;
 
 /// D1: the shortest time between two moves, so that the monitor and the
 /// kernel's balancer do not take turns moving the same thread; also the
 /// shortest window over which a CPU's idle time is read from `/proc/stat`
-/// (whose clock ticks are 10 ms). (`runtime/spread.rs`.)
+/// (whose clock ticks are 10 ms). (`runtime/threads/spread.rs`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const SPREAD_PAUSE: Duration = Duration::from_millis(100);
 
@@ -555,15 +555,15 @@ pub(crate) const SPREAD_PAUSE: Duration = Duration::from_millis(100);
 /// and then one tick, where the neighbour is not quite always busy); the
 /// one that the kernel left idle
 /// beside two stacked workers read 11–34%
-/// (docs/decisions.md#two-workers-one-cpu). (`runtime/spread.rs`.)
+/// (docs/decisions.md#two-workers-one-cpu). (`runtime/threads/spread.rs`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const SPREAD_IDLE_PERCENT: u64 = 10;
 
 /// E1: how often the monitor reads the cgroup's CPU limit again (from the
 /// files opened at build): a live resize (Kubernetes' in-place resize) is
 /// in force within about this long; also how long a worker parked by the
-/// limit (E2) sleeps between looks. (`runtime/cpu_limit/watch.rs`,
-/// `LimitWatch`.)
+/// limit (E2) sleeps between looks. (`runtime/cpu_limit/limit_reader.rs`,
+/// `LimitReader`.)
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const LIMIT_REREAD: Duration = Duration::from_secs(1);
 
@@ -598,7 +598,7 @@ pub(crate) const TARGET_RECOVERY_PERMILLE: u64 = 10;
 /// The current-thread flavour of B1–B11: how many tasks a turn of the
 /// `block_on` thread's loop runs at most before it polls a woken `block_on`
 /// future: tokio's event interval, [`EVENT_INTERVAL`].
-/// (`runtime/worker/block_on.rs`.)
+/// (`runtime/scheduler/worker/block_on.rs`.)
 pub(crate) const CURRENT_THREAD_TASKS_PER_TURN: u32 = EVENT_INTERVAL;
 
 /// How many queued tasks one turn of a `LocalSet` runs at most before it
@@ -620,7 +620,7 @@ pub(crate) const LOCAL_SET_TASKS_PER_TURN: usize = 64;
 pub const DEFAULT_COMPENSATION_THRESHOLD: Duration = Duration::from_millis(5);
 
 /// F1: the default of `Builder::long_poll_threshold`: a poll that runs
-/// longer is reported (`metrics/long_poll.rs`), and the monitor watches the
+/// longer is reported (`metrics/long_poll.rs`), and the monitor samples the
 /// workers every half of it.
 pub(crate) const DEFAULT_LONG_POLL_THRESHOLD: Duration = Duration::from_millis(10);
 

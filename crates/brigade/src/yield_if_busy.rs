@@ -33,8 +33,8 @@
 //!
 //! Otherwise it takes the slow path, which decides whether and how the task
 //! steps aside: the scheduler owns that whole operation
-//! (`runtime/worker/step_aside.rs`: the decision and the going;
-//! `runtime/worker/yielded.rs`: how it comes back), and `yield_queue/`
+//! (`runtime/scheduler/worker/step_aside.rs`: the decision and the going;
+//! `runtime/scheduler/worker/yielded.rs`: how it comes back), and `yield_queue/`
 //! holds the tasks that wait.
 //!
 //! In an **elastic** task (`spawn_elastic`) the fast path is always skipped
@@ -44,7 +44,7 @@
 //!
 //! **Shutdown and abort.** While the runtime shuts down, or an aborted task
 //! has not been dropped yet, the idle state word holds *attention*
-//! (`runtime/attention.rs`) and the fast path always falls through to the slow
+//! (`runtime/scheduler/attention.rs`) and the fast path always falls through to the slow
 //! path, which gives way if the runtime is shutting down or its own task
 //! was aborted. So a `yield_if_busy()` loop cannot keep its worker from
 //! seeing either.
@@ -54,7 +54,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::runtime::context;
-use crate::runtime::worker::step_aside;
+use crate::runtime::scheduler::worker::step_aside;
 
 /// Steps aside if, and only if, another task is waiting for a worker.
 ///

@@ -1,6 +1,6 @@
 //! The current-thread flavour: `block_on`'s thread runs the future and the
 //! runtime's tasks, taking turns, as tokio's current-thread runtime does
-//! (`runtime/current_thread.rs`, `runtime/worker/block_on.rs`).
+//! (`runtime/scheduler/current_thread.rs`, `runtime/scheduler/worker/block_on.rs`).
 
 mod common;
 

@@ -3,7 +3,8 @@
 //! and 100× it) and when it ends, naming the spawn site, and an info event
 //! for each compensation; for a task that changes class, a debug event at
 //! its demotion and at its promotion; for a spawn site whose tasks the
-//! cooperative budget makes yield, one debug event. Its own test binary, because it
+//! cooperative budget makes yield, one debug event; the runtime's start,
+//! shutdown, worker and monitor events under their documented targets. Its own test binary, because it
 //! installs a global `tracing` subscriber (the events come from the
 //! runtime's threads).
 
@@ -33,7 +34,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
         let metadata = event.metadata();
         let wanted = *metadata.level() <= tracing::Level::INFO
-            || ["brigade::class", "brigade::coop"].contains(&metadata.target());
+            || ["brigade::class", "brigade::coop"].contains(&metadata.target())
+            || LIFECYCLE_TARGETS.contains(&metadata.target());
         if metadata.target().starts_with("brigade") && wanted {
             let mut fields = Fields(format!("{} {} ", metadata.target(), metadata.level()));
             event.record(&mut fields);
@@ -41,6 +43,16 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
         }
     }
 }
+
+/// The targets of the runtime's start, shutdown, worker and monitor events,
+/// as the crate docs list them: a filter written against them must go on
+/// working whichever file emits the event.
+const LIFECYCLE_TARGETS: [&str; 4] = [
+    "brigade::runtime::start",
+    "brigade::runtime::worker",
+    "brigade::runtime::monitor",
+    "brigade::runtime::shutdown",
+];
 
 /// The events of this test binary, collected from the first call on.
 fn events() -> Events {
@@ -167,5 +179,34 @@ fn a_spawn_site_whose_tasks_the_budget_makes_yield_is_reported_once() {
         let site = format!("tests/scheduler_events.rs:{line}");
         let reported = ["brigade::coop DEBUG", "budget spent", site.as_str()];
         assert_eq!(events.matching(&reported).len(), 1);
+    });
+}
+
+#[test]
+fn the_start_shutdown_worker_and_monitor_events_keep_their_targets() {
+    let events = events();
+    with_timeout(TIMEOUT_SECS, move || {
+        let rt = brigade::Builder::new().worker_threads(1).build().unwrap();
+        assert_eq!(
+            rt.block_on(async { brigade::spawn(async { 7 }).await.unwrap() }),
+            7
+        );
+        let monitor = ["brigade::runtime::monitor DEBUG", "monitor thread started"];
+        wait_until("the monitor thread runs", || {
+            !events.matching(&monitor).is_empty()
+        });
+        drop(rt);
+        for (target, message) in [
+            ("brigade::runtime::start DEBUG", "runtime started"),
+            ("brigade::runtime::worker DEBUG", "worker started"),
+            ("brigade::runtime::worker DEBUG", "worker stopped"),
+            ("brigade::runtime::shutdown DEBUG", "runtime shutting down"),
+            ("brigade::runtime::shutdown DEBUG", "runtime shut down"),
+        ] {
+            assert!(
+                !events.matching(&[target, message]).is_empty(),
+                "no `{message}` event under {target}"
+            );
+        }
     });
 }

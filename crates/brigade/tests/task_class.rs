@@ -28,7 +28,7 @@ const LINKS: usize = 20;
 
 /// The most links that run between two turns of a foreground loop: the
 /// link taken from the deque, then the run-next slot's bound of 3 in a row
-/// (`MAX_RUN_NEXT_STREAK` in `runtime/worker/run_next.rs`).
+/// (`MAX_RUN_NEXT_STREAK` in `runtime/scheduler/worker/run_next.rs`).
 const LINKS_IN_A_ROW: u64 = 4;
 
 /// The fewest turns a foreground loop takes while a chain runs.
@@ -228,7 +228,7 @@ fn demoted_tasks_on_one_worker_take_turns() {
 /// The most turns in a row that a demoted loop takes while other demoted
 /// loops wait on the same worker: the poll it was taken back for, then one
 /// per self-wake let run on (`TURN_AFTER_SELF_WAKES`, 64, in
-/// `runtime/worker/step_aside.rs`). An epoch may end a turn sooner.
+/// `runtime/scheduler/worker/step_aside.rs`). An epoch may end a turn sooner.
 const BACKGROUND_TURNS_IN_A_ROW: usize = 65;
 
 /// How many turns `demoted_tasks_take_turns_every_few_yields` logs. In a

@@ -64,7 +64,7 @@ impl ElasticPoll {
 
     /// Admits the task for a poll starting at `now()`, or queues it for
     /// admission (`Err`): then the caller has pushed into a shared queue
-    /// and must check for shutdown (see `ShutdownState`).
+    /// and must check for shutdown (see `ShutdownFlag`).
     pub(crate) fn before_poll(
         &self,
         admission: &Admission,

@@ -16,7 +16,7 @@
 //! The bucket refills at `limit × workers` CPU-seconds per second, and holds
 //! at most one second of that. The limit is set by the [`Controller`] from
 //! the runtime's p99 scheduling latency, every sample period, on the monitor
-//! thread (`runtime/monitor.rs`).
+//! thread (`runtime/threads/monitor.rs`).
 //!
 //! Tasks seen going longer than the latency target between yield points
 //! are *coarse*: at most `workers − 1` of their polls run at once, so one
@@ -57,7 +57,7 @@ use crate::sync::{Condvar, Mutex, MutexGuard, Ordering, lock, wait_timeout};
 use crate::task::{ElasticState, Runnable, TaskMeta};
 
 /// The admission state of a task that goes through admission: only elastic
-/// tasks do (`Core::run_task`, `runtime/worker/mod.rs`).
+/// tasks do (`Core::run_task`, `runtime/scheduler/worker/mod.rs`).
 fn elastic(meta: &TaskMeta) -> &ElasticState {
     meta.elastic()
         .expect("only elastic tasks go through admission")
@@ -249,10 +249,10 @@ impl Admission {
     /// ([`take_for_idle_worker`](Self::take_for_idle_worker) would give it
     /// one). Reads `waiting` first, so a runtime without waiting elastic
     /// work pays one load. A worker that enqueued a task that fits calls
-    /// `Idle::notify_one` after the push (`runtime/worker/mod.rs`), and the
+    /// `Idle::notify_one` after the push (`runtime/scheduler/worker/mod.rs`), and the
     /// sleeper calls this after the fence in `Idle::wait_for_work`: in the
     /// order of those two fences one of them sees the other (the race
-    /// `runtime/idle.rs` describes).
+    /// `runtime/scheduler/idle.rs` describes).
     pub(crate) fn has_work_for_idle_worker(&self) -> bool {
         self.config.use_idle_workers
             && self.waiting.load(Ordering::Relaxed) > 0
@@ -307,7 +307,7 @@ impl Admission {
         self.cpu_time_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// The monitor thread's wait (`runtime/monitor.rs`): sleeps until
+    /// The monitor thread's wait (`runtime/threads/monitor.rs`): sleeps until
     /// `wake_at` or until `changed` is notified, then takes the tasks that
     /// can be admitted ([`admit_waiting`](Self::admit_waiting)); `None`
     /// once `is_shutdown()`. The flag is read under the lock before and
@@ -428,7 +428,7 @@ impl Admission {
     }
 
     /// Takes every waiting task (shutdown sets them aside to be dropped
-    /// where no lock is held: see `runtime/shutdown.rs`).
+    /// where no lock is held: see `runtime/lifecycle/shutdown.rs`).
     pub(crate) fn take_waiting(&self) -> std::collections::VecDeque<Runnable> {
         let queue = std::mem::take(&mut lock(&self.state).queue);
         self.waiting.store(0, Ordering::Relaxed);

@@ -15,7 +15,7 @@
 //! ## Holds: who may stop an auto-advance
 //! While the clock is paused and the runtime has nothing to do, the worker
 //! that watches the driver moves the clock to the next timer
-//! (`runtime/auto_advance.rs` has that protocol). Work that the scheduler's
+//! (`runtime/scheduler/auto_advance.rs` has that protocol). Work that the scheduler's
 //! queues and idle counts cannot see takes a *hold* for as long as it may
 //! still make a task runnable: a `spawn_blocking` closure from its queueing
 //! until its `JoinHandle`'s waker has been woken, a `block_on` thread while

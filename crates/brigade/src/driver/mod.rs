@@ -6,7 +6,7 @@
 //! - [`Driver`] (`poll/mod.rs`): one runtime's `mio::Poll` and event buffer
 //!   behind the driver lock, its timers, its signal listener, and the
 //!   optional fallback thread. Under `--cfg loom` it is the model driver of
-//!   `loom.rs` instead: the same lock and wake-up structure, with no I/O and
+//!   `model_driver.rs` instead: the same lock and wake-up structure, with no I/O and
 //!   no timers. Both share [`EVENT_INTERVAL`](crate::policy::EVENT_INTERVAL) and [`PollPark`].
 //! - The reactor (`reactor.rs`): source registration, the `mio::Waker`, and
 //!   event dispatch to each source's readiness cell (`scheduled_io.rs`).
@@ -78,7 +78,7 @@ pub(crate) mod scheduled_io;
 #[cfg(all(unix, not(loom)))]
 pub(crate) mod signal;
 #[cfg(not(loom))]
-pub(crate) mod time;
+pub(crate) mod timers;
 #[cfg(not(loom))]
 pub(crate) mod wheel;
 

@@ -34,7 +34,7 @@ pub(crate) struct MetricsCells {
     long_polls: AtomicU64,
     /// Idle workers found not serving (`Driver::harvest_if_unserved`).
     idle_not_serving: AtomicU64,
-    /// Workers the monitor moved off a shared CPU (`runtime/spread.rs`).
+    /// Workers the monitor moved off a shared CPU (`runtime/threads/spread.rs`).
     /// Relaxed: a count for reporting, ordered with nothing.
     spread_moves: AtomicU64,
     /// Stuck stretches left uncompensated as descheduled
@@ -522,7 +522,7 @@ impl RuntimeMetrics {
         self.source.blocking_queue_depth()
     }
 
-    /// Attention holds out right now (`runtime/attention.rs`): one per
+    /// Attention holds out right now (`runtime/scheduler/attention.rs`): one per
     /// aborted task whose future is not dropped yet, plus one for good once
     /// shutdown began. A test hook, not a stable metric: the tests read it
     /// to see that no abort leaves a hold behind (a leaked hold sends every

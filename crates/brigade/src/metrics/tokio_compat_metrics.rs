@@ -1,5 +1,5 @@
 //! Feature `tokio-compat`: what the runtime's tokio-compat threads did, as
-//! tokio's own stable metrics report it (`runtime/tokio_compat.rs`).
+//! tokio's own stable metrics report it (`runtime/threads/tokio_compat.rs`).
 
 use std::time::Duration;
 

@@ -39,11 +39,11 @@ use std::cell::{Cell, RefCell};
 #[cfg(not(loom))]
 use std::sync::Arc;
 
-use super::handle::Handle;
-use super::idle;
 #[cfg(not(loom))]
 use crate::driver::Driver;
 use crate::metrics::long_poll::PollWatch;
+use crate::runtime::handle::Handle;
+use crate::runtime::scheduler::idle;
 use crate::sync::Scoped;
 use crate::task::current;
 pub(crate) use crate::task::current::{
@@ -383,7 +383,7 @@ fn leave_scope(mark: Mark) {
 }
 
 /// Pushes an entry for `handle` and makes it current; returns its id.
-pub(super) fn push(handle: Handle) -> u64 {
+pub(crate) fn push(handle: Handle) -> u64 {
     let id = NEXT_ENTRY_ID.with(|next| next.replace(next.get() + 1));
     ENTERED.with(|entered| entered.borrow_mut().push(Entry { id, handle }));
     mirror_innermost();
@@ -391,7 +391,7 @@ pub(super) fn push(handle: Handle) -> u64 {
 }
 
 /// What dropping a guard found.
-pub(super) enum Removed {
+pub(crate) enum Removed {
     /// Its entry was the innermost one.
     InOrder,
     /// Its entry was below others, or already gone with its scope.
@@ -399,7 +399,7 @@ pub(super) enum Removed {
 }
 
 /// Removes the entry `id`, wherever it is.
-pub(super) fn remove(id: u64) -> Removed {
+pub(crate) fn remove(id: u64) -> Removed {
     let (removed, in_order) = ENTERED.with(|entered| {
         let mut entered = entered.borrow_mut();
         match entered.iter().rposition(|entry| entry.id == id) {
@@ -430,6 +430,6 @@ fn mirror_innermost() {
 
 /// Whether this thread's context can still be read (it cannot while the
 /// thread's locals are being destroyed).
-pub(super) fn context_alive() -> bool {
+pub(crate) fn context_alive() -> bool {
     ENTERED.try_with(|_| ()).is_ok()
 }

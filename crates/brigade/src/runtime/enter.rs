@@ -6,8 +6,8 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use super::context::{self, Removed};
-use super::{Handle, Runtime};
+use crate::runtime::context::{self, Removed};
+use crate::runtime::{Handle, Runtime};
 
 /// Makes a runtime current on this thread until dropped: returned by
 /// [`Handle::enter`] and [`Runtime::enter`].

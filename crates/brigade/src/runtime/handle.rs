@@ -7,7 +7,7 @@ use std::future::Future;
 use std::panic::Location;
 use std::sync::Arc;
 
-use super::Shared;
+use crate::runtime::Shared;
 use crate::task::{JoinHandle, Origin, TaskClass};
 
 /// A cheap, clonable reference to a runtime, usable from any thread to
@@ -65,7 +65,7 @@ impl Handle {
 
     /// Runs `f` on the blocking pool as a *mandatory* task: if the runtime
     /// shuts down while `f` is still queued, the pool runs it rather than
-    /// drop it (`runtime/blocking.rs`), as tokio's does for file writes. For
+    /// drop it (`runtime/threads/blocking.rs`), as tokio's does for file writes. For
     /// work whose loss would lose data the caller was told was taken. A
     /// call after the shutdown began is refused as any `spawn_blocking`
     /// is: the handle resolves as cancelled.

@@ -6,7 +6,7 @@ use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::handle::Handle;
+use crate::runtime::handle::Handle;
 
 /// The kind of runtime a [`Handle`] is of, as tokio's
 /// `tokio::runtime::RuntimeFlavor`.
@@ -26,10 +26,10 @@ use super::handle::Handle;
 #[non_exhaustive]
 pub enum RuntimeFlavor {
     /// Tasks run on the thread in `block_on`
-    /// ([`Builder::new_current_thread`](super::Builder::new_current_thread)).
+    /// ([`Builder::new_current_thread`](crate::runtime::Builder::new_current_thread)).
     CurrentThread,
     /// Tasks run on a pool of worker threads
-    /// ([`Builder::new_multi_thread`](super::Builder::new_multi_thread)).
+    /// ([`Builder::new_multi_thread`](crate::runtime::Builder::new_multi_thread)).
     MultiThread,
 }
 

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use super::Shared;
 use crate::metrics::{MetricsCells, MetricsSource};
+use crate::runtime::Shared;
 
 impl MetricsSource for Shared {
     fn cells(&self) -> &MetricsCells {

@@ -34,41 +34,20 @@
 // - A busy worker's **epoch** bounds how often it does its expensive
 //   checks (`src/epoch.rs`).
 
-pub(crate) mod attention;
-mod auto_advance;
-mod blocking;
-mod build_error;
 mod builder;
 pub(crate) mod compensation;
 pub(crate) mod context;
 pub(crate) mod cpu_limit;
-pub(crate) mod current_thread;
 mod enter;
-mod flavor;
 mod handle;
 mod identity;
-pub(crate) mod idle;
+pub(crate) mod lifecycle;
 #[cfg(feature = "metrics")]
 mod metrics_publish;
 mod metrics_source;
-#[cfg(not(loom))]
-mod monitor;
-mod placement;
-mod run_next_slot;
-mod schedule;
+pub(crate) mod scheduler;
 mod shared;
-mod shutdown;
-mod shutdown_state;
-#[cfg(not(loom))]
-pub(crate) mod spread;
-mod start;
-mod task_host;
-pub(crate) mod thread_cpu;
-pub(crate) mod thread_hooks;
-pub(crate) mod thread_names;
-#[cfg(feature = "tokio-compat")]
-mod tokio_compat;
-pub(crate) mod worker;
+pub(crate) mod threads;
 
 #[cfg(all(test, loom))]
 mod loom_models;
@@ -81,7 +60,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 pub use crate::task::spawn::{spawn, spawn_blocking, spawn_elastic};
-pub use build_error::BuildError;
+pub use builder::BuildError;
 pub use builder::{
     Builder, DEFAULT_COMPENSATION_THRESHOLD, DEFAULT_LATENCY_SAMPLE_EVERY, DEFAULT_MAX_YIELD_DELAY,
     WORKER_THREADS_ENV,
@@ -96,7 +75,7 @@ use crate::driver::Driver;
 pub use crate::metrics::RuntimeMetrics;
 use crate::sync::thread::{self, Thread};
 use crate::task::JoinHandle;
-use shutdown::WorkerThreads;
+use lifecycle::shutdown::WorkerThreads;
 
 /// A brigade runtime: a pool of worker threads running async tasks, a
 /// blocking pool for `spawn_blocking`, and the yield queue behind
@@ -113,7 +92,7 @@ use shutdown::WorkerThreads;
 /// Only a task that never reaches a yield point (a blocking call, a loop
 /// with no `.await`) holds up the drop, for as long as its poll lasts; use
 /// [`shutdown_timeout`](Self::shutdown_timeout) to bound that wait. The
-/// steps, in order, are written down in `runtime/shutdown.rs`.
+/// steps, in order, are written down in `runtime/lifecycle/shutdown.rs`.
 ///
 /// # Examples
 ///
@@ -308,7 +287,7 @@ impl Runtime {
     /// The shutdown sequence: see `shutdown.rs`.
     fn shutdown(&mut self, deadline: Option<Instant>) {
         if let Some(threads) = self.workers.take() {
-            shutdown::shut_down(&self.handle.shared, threads, deadline);
+            lifecycle::shutdown::shut_down(&self.handle.shared, threads, deadline);
         }
     }
 }
@@ -335,7 +314,7 @@ impl Handle {
         if self.shared.current_thread.is_some() {
             let shared = self.shared.clone();
             return context::run_block_on(self.clone(), || {
-                current_thread::block_on(&shared, future)
+                scheduler::current_thread::block_on(&shared, future)
             });
         }
         let driver = self.shared.driver.clone();

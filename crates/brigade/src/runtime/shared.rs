@@ -12,20 +12,20 @@ use crate::sync::deque::Stealer;
 use async_task::WithInfo;
 use crossbeam_utils::CachePadded;
 
-use super::blocking::{BlockingPool, Mandatory};
-use super::compensation::Compensation;
-use super::cpu_limit::CpuLimitState;
-use super::idle::Idle;
-use super::placement::Arrival;
-use super::run_next_slot::RunNext;
-use super::shutdown_state::{self, ShutdownState};
-use super::worker::budget::BudgetReports;
 use crate::admission::Admission;
 use crate::driver::Driver;
 use crate::metrics::{LatencySampler, MetricsCells};
+use crate::runtime::compensation::Compensation;
+use crate::runtime::cpu_limit::CpuLimitState;
+use crate::runtime::scheduler::idle::Idle;
+use crate::runtime::scheduler::placement::Arrival;
+use crate::runtime::scheduler::run_next_slot::RunNext;
+use crate::runtime::scheduler::shutdown_flag::{self, ShutdownFlag};
+use crate::runtime::scheduler::worker::budget::BudgetReports;
+use crate::runtime::threads::blocking::{BlockingPool, Mandatory};
 use crate::sync::Injector;
 use crate::task::TaskClass;
-use crate::task::class::Policy;
+use crate::task::class::ClassState;
 use crate::task::harness::Harness;
 use crate::task::registry::Registry;
 use crate::task::{JoinHandle, Origin, Runnable, TaskMeta};
@@ -66,18 +66,19 @@ pub(crate) struct Shared {
     /// p99.
     sampler: LatencySampler,
     /// The shutdown flag and the tasks set aside to be dropped.
-    pub(crate) shutdown: ShutdownState,
+    pub(crate) shutdown: ShutdownFlag,
     /// This runtime's identifier (`identity.rs`).
-    pub(crate) id: super::identity::Id,
+    pub(crate) id: crate::runtime::identity::Id,
     /// The worker slot of a current-thread runtime (`current_thread.rs`);
     /// `None` on a multi-thread one.
-    pub(crate) current_thread: Option<super::current_thread::CurrentThread>,
+    pub(crate) current_thread: Option<crate::runtime::scheduler::current_thread::CurrentThread>,
     /// Feature `tokio-compat`: the tokio runtime whose context brigade's
     /// threads enter (`tokio_compat.rs`). Set once, right after this state
     /// is shared and before any brigade thread starts: its threads hold a
     /// `Weak` to it.
     #[cfg(feature = "tokio-compat")]
-    pub(crate) tokio_compat: std::sync::OnceLock<super::tokio_compat::TokioCompat>,
+    pub(crate) tokio_compat:
+        std::sync::OnceLock<crate::runtime::threads::tokio_compat::TokioCompat>,
     /// Time zero for `clock_nanos`.
     #[cfg_attr(loom, allow(dead_code))]
     start: Instant,
@@ -114,7 +115,7 @@ pub(crate) struct SchedulerConfig {
     /// The background floor (`worker/floor.rs`); 0: none.
     pub(crate) background_floor: f64,
     /// Whether busy workers serve I/O an idle worker was woken for and not
-    /// run (`worker/unserved.rs`).
+    /// run (`worker/serving_check.rs`).
     pub(crate) crowded_host_handoff: bool,
     /// Whether a spent cooperative budget makes a task yield while work
     /// waits (`worker/budget.rs`); off only in tests that show what it
@@ -126,10 +127,10 @@ pub(crate) struct SchedulerConfig {
     pub(crate) spread_workers: bool,
     /// The names of the runtime's threads (`thread_names.rs`), and the
     /// stack size of its workers, spares included.
-    pub(crate) thread_names: Arc<super::thread_names::ThreadNames>,
+    pub(crate) thread_names: Arc<crate::runtime::threads::thread_names::ThreadNames>,
     pub(crate) thread_stack_size: Option<usize>,
     /// Run on every worker, spare and blocking-pool thread (`thread_hooks.rs`).
-    pub(crate) thread_hooks: super::thread_hooks::ThreadHooks,
+    pub(crate) thread_hooks: crate::runtime::threads::thread_hooks::ThreadHooks,
 }
 
 impl Shared {
@@ -171,8 +172,8 @@ impl Shared {
                 .map(|_| CachePadded::new(RunNext::new()))
                 .collect(),
             blocking,
-            shutdown: ShutdownState::new(),
-            id: super::identity::Id::next(),
+            shutdown: ShutdownFlag::new(),
+            id: crate::runtime::identity::Id::next(),
             current_thread: None,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: std::sync::OnceLock::new(),
@@ -245,11 +246,11 @@ impl Shared {
                     registry_key,
                     id,
                     origin,
-                    Policy::new(class, self.config.demote_background),
+                    ClassState::new(class, self.config.demote_background),
                 ))
                 .spawn(
                     move |meta| Harness::new(future, meta),
-                    WithInfo(crate::task::host::schedule),
+                    WithInfo(crate::task::task_host::schedule),
                 )
         });
         if runnable.metadata().registry_key().is_some() {
@@ -314,7 +315,7 @@ impl Shared {
                 None,
                 id,
                 Origin::blocking(location),
-                Policy::Foreground,
+                ClassState::Foreground,
             ))
             .spawn(move |meta| Harness::new(async move { f() }, meta), schedule);
         let waker = runnable.waker();
@@ -350,11 +351,11 @@ impl Shared {
 
     /// After a push into the injector or the yield queue: wake a worker if
     /// one should look, and drain the queues if shutdown began meanwhile
-    /// (the push-then-check protocol of `ShutdownState`).
+    /// (the push-then-check protocol of `ShutdownFlag`).
     pub(crate) fn after_shared_push(&self) {
         self.idle.notify_one();
         if self.shutdown.is_set_after_push() {
-            shutdown_state::drain_queues(self);
+            shutdown_flag::drain_queues(self);
         }
     }
 

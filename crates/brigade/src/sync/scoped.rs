@@ -1,6 +1,6 @@
 //! [`Scoped`]: a thread-local pointer that is set only for the duration of
 //! a closure and restored when the closure returns or unwinds, in the
-//! style of tokio's `runtime/context/scoped.rs`. No guard is handed out, so
+//! style of tokio's `runtime::context::Scoped`. No guard is handed out, so
 //! nothing can outlive what it points to, be leaked with `mem::forget`, or
 //! be reordered past the end of its referent: a pointer read from a
 //! `Scoped` is either its `'static` default or a reference passed to a

@@ -9,7 +9,7 @@
 //! `Pending`: while a worker is idle the fast path lets it continue. So an
 //! abort of a task that lives in the runtime's registry also takes an
 //! attention hold on its runtime ([`TaskHost::hold_attention`];
-//! `runtime/attention.rs`): while any hold is out, `yield_if_busy()` takes its slow path, which gives way when
+//! `runtime/scheduler/attention.rs`): while any hold is out, `yield_if_busy()` takes its slow path, which gives way when
 //! its task is cancelled. The hold is given back when the task's future is
 //! dropped, by whichever thread drops it.
 //!
@@ -29,7 +29,7 @@
 //! happens before the giving back and the count never goes below zero,
 //! whichever way the two race (modelled with loom below).
 
-use super::host::TaskHost;
+use super::task_host::TaskHost;
 use crate::sync::{AtomicU8, Ordering};
 
 const LIVE: u8 = 0;
@@ -103,8 +103,8 @@ impl AttentionOnly {
         }
     }
 
-    fn attention(&self) -> crate::runtime::attention::Attention<'_> {
-        crate::runtime::attention::Attention::new(&self.word)
+    fn attention(&self) -> crate::runtime::scheduler::attention::Attention<'_> {
+        crate::runtime::scheduler::attention::Attention::new(&self.word)
     }
 
     fn attention_held(&self) -> bool {

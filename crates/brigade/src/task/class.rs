@@ -1,6 +1,6 @@
 //! Task classes: how the scheduler treats a task.
 //!
-//! Every task has one [`Policy`], fixed at spawn from its [`TaskClass`]:
+//! Every task has one [`ClassState`], fixed at spawn from its [`TaskClass`]:
 //! - **foreground** ([`TaskClass::Foreground`]): a woken task goes to the
 //!   back of its worker's deque and runs in FIFO order;
 //! - **background** ([`TaskClass::Background`]): a task that wakes itself
@@ -96,7 +96,7 @@ pub enum TaskClass {
 pub(crate) use crate::policy::DEMOTE_AFTER;
 
 /// A task's class and the state that class needs (in `TaskMeta`).
-pub(crate) enum Policy {
+pub(crate) enum ClassState {
     /// [`TaskClass::Auto`]: classified by its wakes.
     Auto(Waitiness),
     /// [`TaskClass::Foreground`].
@@ -108,7 +108,7 @@ pub(crate) enum Policy {
 }
 
 /// What a wake means for the task being scheduled, from
-/// [`Policy::classify_wake`].
+/// [`ClassState::classify_wake`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WakeClass {
     /// Schedule it as usual.
@@ -121,15 +121,15 @@ pub(crate) enum WakeClass {
     Promoted,
 }
 
-impl Policy {
+impl ClassState {
     /// The policy of a task spawned as `class`; `demote` is the runtime's
     /// [`Builder::demote_background`](crate::Builder::demote_background).
     pub(crate) fn new(class: TaskClass, demote: bool) -> Self {
         match class {
-            TaskClass::Auto if demote => Policy::Auto(Waitiness::new()),
-            TaskClass::Auto | TaskClass::Foreground => Policy::Foreground,
-            TaskClass::Background => Policy::Background,
-            TaskClass::Elastic => Policy::Elastic(ElasticState::new()),
+            TaskClass::Auto if demote => ClassState::Auto(Waitiness::new()),
+            TaskClass::Auto | TaskClass::Foreground => ClassState::Foreground,
+            TaskClass::Background => ClassState::Background,
+            TaskClass::Elastic => ClassState::Elastic(ElasticState::new()),
         }
     }
 
@@ -137,18 +137,18 @@ impl Policy {
     #[inline]
     pub(crate) fn elastic(&self) -> Option<&ElasticState> {
         match self {
-            Policy::Elastic(state) => Some(state),
+            ClassState::Elastic(state) => Some(state),
             _ => None,
         }
     }
 
     /// Whether a wake of the task by another task may put it in its
-    /// worker's run-next slot (`runtime/run_next_slot.rs`): foreground work
+    /// worker's run-next slot (`runtime/scheduler/run_next_slot.rs`): foreground work
     /// only. A background or elastic task takes its turn at the back of
     /// the deque, behind the work already queued there.
     #[inline]
     pub(crate) fn may_run_next(&self) -> bool {
-        matches!(self, Policy::Auto(_) | Policy::Foreground)
+        matches!(self, ClassState::Auto(_) | ClassState::Foreground)
     }
 
     /// Classifies one wake of the task; `self_wake`: it was woken while it
@@ -156,9 +156,11 @@ impl Policy {
     #[inline]
     pub(crate) fn classify_wake(&self, self_wake: bool) -> WakeClass {
         match self {
-            Policy::Auto(waitiness) => waitiness.on_wake(self_wake),
-            Policy::Background if self_wake => WakeClass::Background,
-            Policy::Foreground | Policy::Background | Policy::Elastic(_) => WakeClass::Foreground,
+            ClassState::Auto(waitiness) => waitiness.on_wake(self_wake),
+            ClassState::Background if self_wake => WakeClass::Background,
+            ClassState::Foreground | ClassState::Background | ClassState::Elastic(_) => {
+                WakeClass::Foreground
+            }
         }
     }
 }
@@ -231,36 +233,36 @@ mod tests {
 
     #[test]
     fn an_auto_task_is_demoted_after_a_run_of_self_wakes_and_promoted_by_any_other_wake() {
-        let policy = Policy::new(TaskClass::Auto, true);
+        let class_state = ClassState::new(TaskClass::Auto, true);
         for _ in 1..DEMOTE_AFTER {
-            assert_eq!(policy.classify_wake(true), WakeClass::Foreground);
+            assert_eq!(class_state.classify_wake(true), WakeClass::Foreground);
         }
-        assert_eq!(policy.classify_wake(true), WakeClass::Demoted);
+        assert_eq!(class_state.classify_wake(true), WakeClass::Demoted);
         for _ in 0..10 {
-            assert_eq!(policy.classify_wake(true), WakeClass::Background);
+            assert_eq!(class_state.classify_wake(true), WakeClass::Background);
         }
-        assert_eq!(policy.classify_wake(false), WakeClass::Promoted);
-        assert_eq!(policy.classify_wake(false), WakeClass::Foreground);
-        assert_eq!(policy.classify_wake(true), WakeClass::Foreground);
+        assert_eq!(class_state.classify_wake(false), WakeClass::Promoted);
+        assert_eq!(class_state.classify_wake(false), WakeClass::Foreground);
+        assert_eq!(class_state.classify_wake(true), WakeClass::Foreground);
     }
 
     #[test]
     fn an_external_wake_restarts_the_count() {
-        let policy = Policy::new(TaskClass::Auto, true);
+        let class_state = ClassState::new(TaskClass::Auto, true);
         for _ in 0..10 {
             for _ in 1..DEMOTE_AFTER {
-                assert_eq!(policy.classify_wake(true), WakeClass::Foreground);
+                assert_eq!(class_state.classify_wake(true), WakeClass::Foreground);
             }
-            assert_eq!(policy.classify_wake(false), WakeClass::Foreground);
+            assert_eq!(class_state.classify_wake(false), WakeClass::Foreground);
         }
     }
 
     #[test]
     fn fixed_classes_never_change() {
-        let foreground = Policy::new(TaskClass::Foreground, true);
-        let background = Policy::new(TaskClass::Background, true);
-        let elastic = Policy::new(TaskClass::Elastic, true);
-        let auto_off = Policy::new(TaskClass::Auto, false);
+        let foreground = ClassState::new(TaskClass::Foreground, true);
+        let background = ClassState::new(TaskClass::Background, true);
+        let elastic = ClassState::new(TaskClass::Elastic, true);
+        let auto_off = ClassState::new(TaskClass::Auto, false);
         for _ in 0..2 * DEMOTE_AFTER {
             assert_eq!(foreground.classify_wake(true), WakeClass::Foreground);
             assert_eq!(auto_off.classify_wake(true), WakeClass::Foreground);

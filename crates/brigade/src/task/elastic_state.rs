@@ -1,5 +1,5 @@
 //! A task's elastic admission state ([`ElasticState`]), kept in its header
-//! inside its [`Policy`](super::class::Policy): what admission
+//! inside its [`ClassState`](super::class::ClassState): what admission
 //! (`admission/`) keeps per task.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -9,7 +9,7 @@ const NO_GRANT: u64 = u64::MAX;
 
 /// The elastic admission state of one task: its current grant and whether
 /// it is coarse. Lives in the task's header, inside its
-/// [`Policy`](crate::task::class::Policy).
+/// [`ClassState`](crate::task::class::ClassState).
 ///
 /// Written by the worker polling the task (and by the monitor thread before
 /// it re-queues an admitted task); the queue hand-off orders those writes

@@ -39,10 +39,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::class::Policy;
+use super::class::ClassState;
 use super::harness::Harness;
-use super::host::TaskHost;
 use super::registry::Registry;
+use super::task_host::TaskHost;
 use super::{JoinHandle, Origin, Runnable, TaskMeta};
 use crate::policy::LOCAL_SET_TASKS_PER_TURN;
 use crate::runtime::Runtime;
@@ -442,11 +442,11 @@ where
                 registry_key,
                 id,
                 Origin::local(location),
-                Policy::Foreground,
+                ClassState::Foreground,
             ))
             .spawn_local(
                 move |meta| Harness::new(future, meta),
-                async_task::WithInfo(super::host::schedule),
+                async_task::WithInfo(super::task_host::schedule),
             )
     });
     if runnable.metadata().registry_key().is_some() {

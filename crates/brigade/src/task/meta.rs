@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 
 use super::cancel::CancelState;
-use super::class::Policy;
-use super::host::TaskHost;
+use super::class::ClassState;
 use super::span::{Origin, TaskSpan};
+use super::task_host::TaskHost;
 use super::{ElasticState, YieldState};
 
 /// The `Runnable` type every scheduler queue holds.
@@ -29,7 +29,7 @@ pub(crate) struct TaskMeta {
     id: u64,
     /// The runtime this task belongs to, as the task layer sees it: the
     /// task's one reference to it. The schedule function of a spawned task
-    /// (`host::schedule`) captures nothing and reaches the runtime through
+    /// (`task_host::schedule`) captures nothing and reaches the runtime through
     /// this field, so a spawn costs one reference count, not two (one here
     /// and one in a capturing closure: an atomic increment at every spawn,
     /// and a decrement at every task's end, on a cache line every worker
@@ -67,7 +67,7 @@ pub(crate) struct TaskMeta {
     span: TaskSpan,
     /// How the scheduler treats the task, and the state its class needs
     /// (`class.rs`).
-    policy: Policy,
+    class_state: ClassState,
     /// When the task became runnable, in runtime-clock nanoseconds, if this
     /// schedule was sampled for the scheduling-latency histogram; else 0.
     /// Written before the task is pushed to a queue, read after it is popped.
@@ -89,7 +89,7 @@ impl TaskMeta {
         registry_key: Option<usize>,
         id: u64,
         origin: Origin<'_>,
-        policy: Policy,
+        class_state: ClassState,
     ) -> Self {
         TaskMeta {
             id,
@@ -100,7 +100,7 @@ impl TaskMeta {
             location: origin.location,
             name: origin.name.map(Box::from),
             span: TaskSpan::new(id, &origin),
-            policy,
+            class_state,
             scheduled_at: AtomicU64::new(0),
             #[cfg(loom)]
             state_mirror: crate::sync::AtomicUsize::new(0),
@@ -117,7 +117,7 @@ impl TaskMeta {
             None,
             TaskMeta::next_id(),
             Origin::task(Location::caller()),
-            Policy::Foreground,
+            ClassState::Foreground,
         )
     }
 
@@ -157,14 +157,14 @@ impl TaskMeta {
 
     /// How the scheduler treats the task.
     #[inline]
-    pub(crate) fn policy(&self) -> &Policy {
-        &self.policy
+    pub(crate) fn class_state(&self) -> &ClassState {
+        &self.class_state
     }
 
     /// The elastic admission state, for an elastic task.
     #[inline]
     pub(crate) fn elastic(&self) -> Option<&ElasticState> {
-        self.policy.elastic()
+        self.class_state.elastic()
     }
 
     /// Marks this schedule as sampled at `now` (runtime-clock ns).
@@ -196,7 +196,7 @@ impl TaskMeta {
     }
 
     /// The runtime this task belongs to, as a pointer that outlives a borrow
-    /// of the header (for `host::schedule`, which hands the header's task
+    /// of the header (for `task_host::schedule`, which hands the header's task
     /// to it).
     pub(super) fn host_ptr(&self) -> std::ptr::NonNull<dyn TaskHost> {
         std::ptr::NonNull::from(&*self.host)

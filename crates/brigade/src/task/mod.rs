@@ -14,7 +14,7 @@
 // `Harness` that catches panics), a schedule closure that
 // owns an `Arc` of the runtime's shared state, and a `TaskMeta` header
 // with the per-task flags the scheduler needs. This module sees the
-// scheduler only through the `TaskHost` trait (`host.rs`).
+// scheduler only through the `TaskHost` trait (`task_host.rs`).
 
 mod abort;
 mod block_in_place;
@@ -24,7 +24,6 @@ pub mod coop;
 pub(crate) mod current;
 mod elastic_state;
 pub(crate) mod harness;
-pub(crate) mod host;
 mod id;
 mod join;
 mod join_set;
@@ -37,6 +36,7 @@ pub(crate) mod span;
 mod span_waker;
 pub(crate) mod spawn;
 mod task_builder;
+pub(crate) mod task_host;
 pub(crate) mod task_ref;
 pub(crate) mod tokio_hint;
 pub(crate) mod yield_now;

@@ -12,10 +12,10 @@
 //! - Shutdown closes every shard and collects clones of all wakers under the
 //!   locks, then wakes them with no lock held: each wake reschedules its
 //!   task into a runtime that is shutting down, whose schedule hook sets
-//!   the `Runnable` aside (`ShutdownState::cancel_later`). The shutting-down
+//!   the `Runnable` aside (`ShutdownFlag::cancel_later`). The shutting-down
 //!   thread drops the set-aside `Runnable`s later, holding no lock, and
 //!   with each the future, whose harness then removes the entry (see
-//!   `runtime/shutdown.rs`, steps 6 and 7).
+//!   `runtime/lifecycle/shutdown.rs`, steps 6 and 7).
 //! - A removal may replace or trim a shard's slab after a burst (see
 //!   `slab_shrink`), under the same lock; keys stay safe because a lookup
 //!   checks the entry's task id.

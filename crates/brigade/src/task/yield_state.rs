@@ -1,6 +1,6 @@
 //! A task's stepping-aside state ([`YieldState`]), kept in its header: at
 //! most one entry in the yield queue (`yield_queue/`), and the sentinel of
-//! the step-aside decision (`runtime/worker/step_aside.rs`).
+//! the step-aside decision (`runtime/scheduler/worker/step_aside.rs`).
 
 use crate::sync::{AtomicBool, Ordering};
 
@@ -19,7 +19,7 @@ use crate::sync::{AtomicBool, Ordering};
 /// - `moved_to_back`: the sentinel. The last slow-path visit of
 ///   `yield_if_busy()` moved this task to the back of its worker's deque;
 ///   seeing it again with the deque still non-empty means two yielders
-///   bounce off each other (`runtime/worker/step_aside.rs`). Only the
+///   bounce off each other (`runtime/scheduler/worker/step_aside.rs`). Only the
 ///   thread polling the task touches it, hence `Relaxed`.
 pub(crate) struct YieldState {
     in_queue: AtomicBool,

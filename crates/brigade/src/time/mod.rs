@@ -25,7 +25,7 @@
 //! no `spawn_blocking` closure is queued or running; no `block_on` thread is
 //! polling or has a wake-up pending; and a non-blocking look at I/O found
 //! no event. The protocol that makes this one consistent look is in
-//! `runtime/auto_advance.rs`.
+//! `runtime/scheduler/auto_advance.rs`.
 //!
 //! What the runtime cannot see, it cannot wait for: a plain thread (or
 //! another runtime, or the `tokio-compat` threads) that will wake a task

@@ -1,5 +1,5 @@
 //! `pause`, `resume` and `advance`: the controls of the runtime's clock,
-//! for tests (`driver/clock.rs` has the clock; `runtime/auto_advance.rs`
+//! for tests (`driver/clock.rs` has the clock; `runtime/scheduler/auto_advance.rs`
 //! the auto-advance).
 
 use std::sync::Arc;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::Instant;
 use super::sleep_span::SleepSpan;
 use crate::driver::Driver;
-use crate::driver::time::Registered;
+use crate::driver::timers::Registered;
 use crate::driver::wheel::TimerKey;
 use crate::runtime::context;
 

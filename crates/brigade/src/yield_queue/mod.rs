@@ -1,7 +1,7 @@
 //! The yield queue: where a task that stepped aside waits until a worker
 //! has nothing else to do, and what it keeps. The scheduler decides when a
-//! task steps aside and carries it out (`runtime/worker/step_aside.rs`),
-//! and takes it back (`runtime/worker/yielded.rs`); this module holds the
+//! task steps aside and carries it out (`runtime/scheduler/worker/step_aside.rs`),
+//! and takes it back (`runtime/scheduler/worker/yielded.rs`); this module holds the
 //! data: the queue's shards ([`YieldQueue`], each a [`StampedQueue`]), what
 //! waits ([`Entry`]: a deferred wake-up or a background task), each task's
 //! stepping-aside state (`task::YieldState`: at most one entry per task), and
@@ -11,7 +11,7 @@
 //! A worker takes from the yield queue only after its own deque, the
 //! injector and stealing all came up empty and I/O was polled in this epoch
 //! (`Core::next_task`), and a worker about to sleep re-checks it
-//! (`runtime/idle.rs`). It takes the head of its own shard, unless another
+//! (`runtime/scheduler/idle.rs`). It takes the head of its own shard, unless another
 //! shard's head has waited longer by more than an epoch (or its own shard
 //! is empty): then the head that has waited longest in any shard
 //! ([`YieldQueue::pop_for`]). So an entry waits only as long as other work

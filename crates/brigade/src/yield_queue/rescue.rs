@@ -10,12 +10,12 @@
 //!    nothing else to do) for as long. A queue that is served now and then
 //!    is not overdue, however long it is: its entries wait their turn, and
 //!    the foreground is not taxed for them. A worker looks once per ≈ 33 µs
-//!    epoch (at its periodic driver poll, `runtime/worker/mod.rs`); when the
+//!    epoch (at its periodic driver poll, `runtime/scheduler/worker/mod.rs`); when the
 //!    queue is overdue, it takes the head out ahead of its own deque: a
-//!    *rescue* (`Core::rescue_overdue`, `runtime/worker/yielded.rs`).
+//!    *rescue* (`Core::rescue_overdue`, `runtime/scheduler/worker/yielded.rs`).
 //!
 //!    The same test, in `yield_if_busy()`'s amortised checks
-//!    (`runtime/worker/step_aside.rs`), makes a yielder that keeps going
+//!    (`runtime/scheduler/worker/step_aside.rs`), makes a yielder that keeps going
 //!    while others wait in the queue step aside for them: without it,
 //!    yielders that never need to give way to foreground work never let
 //!    queued yielders run either.
@@ -202,7 +202,7 @@ impl Slice {
     }
 
     /// Gives `task` a slice of `len` nanoseconds from `now` (a turn of the
-    /// background floor: `runtime/worker/floor.rs`).
+    /// background floor: `runtime/scheduler/worker/floor.rs`).
     pub(crate) fn start_for(&self, task: u64, now: u64, len: u64) {
         self.task.set(task);
         self.until.set(now.saturating_add(len));

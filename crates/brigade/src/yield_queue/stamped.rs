@@ -11,7 +11,7 @@
 //! push, which fences (`SeqCst`) before it loads the idle state, and a
 //! parking worker fences between counting itself idle and its `is_empty`
 //! check, so either the parker sees the item or the pusher sees the parker
-//! (`runtime/idle.rs`, "The race this closes"). The stores and loads of
+//! (`runtime/scheduler/idle.rs`, "The race this closes"). The stores and loads of
 //! `head_at` are therefore `Relaxed`; `loom_models` checks the race against
 //! this queue itself, not a stand-in. `len_hint` mirrors the number of items
 //! the same way, for [`StampedQueue::has_backlog`].

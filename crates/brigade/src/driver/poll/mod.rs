@@ -62,9 +62,7 @@
 //! an idle runtime does not wake two threads per event. A worker clears it
 //! and signals when it leaves the poll.
 
-use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::net::UnixStream;
+use std::io;
 use std::sync::Arc;
 // Picks the epoch poller; no protocol depends on it (see `poll_for_epoch`).
 use std::sync::atomic::AtomicU64;
@@ -76,9 +74,10 @@ use super::park::Parker;
 use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
 use super::signal::{Listener, RuntimeSignals};
-use super::time::TimeDriver;
+use super::timers::TimeDriver;
 use super::{PollPark, Relief, UnservedProbe, Watch, earliest};
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock, wait};
+use wait::{WakePipe, Woken, is_readable_now, timeout_millis, wait_readable};
 
 /// I/O, timers and signals of one runtime.
 ///
@@ -186,7 +185,7 @@ impl Driver {
         }
     }
 
-    /// The epoch poll (`epoch.rs`, `yield_queue/decide.rs`): one non-blocking
+    /// The epoch poll (`epoch.rs`, `worker/step_aside.rs`): one non-blocking
     /// poll per epoch for the whole runtime, by whichever busy worker starts
     /// the epoch first. Returns how many tasks it woke (`0` if another worker
     /// already polled in this epoch, or holds the driver).
@@ -291,7 +290,7 @@ impl Driver {
     /// [`park_in_poll`](Self::park_in_poll) while the clock is paused:
     /// under the poll lock, harvests without blocking and, if that woke
     /// nothing and `may_advance` (the scheduler's check that it has nothing
-    /// to do, `runtime/auto_advance.rs`) agrees, moves the clock to the
+    /// to do, `runtime/scheduler/auto_advance.rs`) agrees, moves the clock to the
     /// next timer and fires it. Otherwise it watches the poll for I/O and
     /// unparks only, with no timeout: a paused clock moves only when told.
     /// `worker` and `cap` as in [`park_in_poll`](Self::park_in_poll) (`cap`
@@ -524,117 +523,7 @@ impl Driver {
     }
 }
 
-/// `timeout` for `poll(2)`: milliseconds, rounded up so that a timer is
-/// due when the wait ends; -1 for none.
-fn timeout_millis(timeout: Option<Duration>) -> libc::c_int {
-    match timeout {
-        Some(timeout) => timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int,
-        None => -1,
-    }
-}
-
-/// What ended a [`wait_readable`] (neither: the timeout).
-struct Woken {
-    /// The first descriptor was readable.
-    by_fd: bool,
-    /// The second descriptor (the wake pipe) was readable.
-    by_also: bool,
-}
-
-/// Waits until `fd` (or `also`) is readable or `timeout` passes (`None`:
-/// no timeout). To the nanosecond, not rounded up to a millisecond as
-/// `poll(2)`'s timeout would be: a worker paced to the end of a CPU-limit
-/// window (`runtime/cpu_limit/pacer.rs`) would otherwise sleep past it by
-/// half a millisecond on average, a twentieth of a 10 ms window.
-fn wait_readable(
-    fd: BorrowedFd<'_>,
-    also: Option<BorrowedFd<'_>>,
-    timeout: Option<Duration>,
-) -> Woken {
-    match poll_readable(fd, also, timeout) {
-        Ok((by_fd, by_also)) => Woken { by_fd, by_also },
-        Err(error) => {
-            if error.kind() != io::ErrorKind::Interrupted {
-                tracing::error!(%error, "driver wait failed");
-                // Avoid a hot loop on a persistent error.
-                thread::sleep(Duration::from_millis(1));
-            }
-            // Read the pipe anyway: a needless read costs one syscall.
-            Woken {
-                by_fd: false,
-                by_also: also.is_some(),
-            }
-        }
-    }
-}
-
-/// Whether `fd` is readable right now.
-fn is_readable_now(fd: BorrowedFd<'_>) -> bool {
-    poll_readable(fd, None, Some(Duration::ZERO)).is_ok_and(|(ready, _)| ready)
-}
-
-/// `ppoll(2)` (`poll(2)` where there is none) for readability of `fd`
-/// and, if given, `also`: whether each is readable when it returns.
-fn poll_readable(
-    fd: BorrowedFd<'_>,
-    also: Option<BorrowedFd<'_>>,
-    timeout: Option<Duration>,
-) -> io::Result<(bool, bool)> {
-    use rustix::event::{PollFd, PollFlags, Timespec};
-
-    // A timeout too long for a `timespec` waits for ever.
-    let timespec = timeout.and_then(|timeout| Timespec::try_from(timeout).ok());
-    let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
-    let mut both = also.map(|also| {
-        [
-            fds[0].clone(),
-            PollFd::from_borrowed_fd(also, PollFlags::IN),
-        ]
-    });
-    let entries: &mut [PollFd<'_>] = match &mut both {
-        Some(both) => both,
-        None => &mut fds,
-    };
-    rustix::event::poll(entries, timespec.as_ref())?;
-    let readable = |entry: &PollFd<'_>| entry.revents().contains(PollFlags::IN);
-    Ok((readable(&entries[0]), entries.get(1).is_some_and(readable)))
-}
-
-/// The watcher's unpark channel: a non-blocking socket pair outside the
-/// epoll set, so that no harvester consumes its wake-ups (see the module
-/// docs).
-struct WakePipe {
-    reader: UnixStream,
-    writer: UnixStream,
-}
-
-impl WakePipe {
-    fn new() -> io::Result<WakePipe> {
-        let (reader, writer) = UnixStream::pair()?;
-        reader.set_nonblocking(true)?;
-        writer.set_nonblocking(true)?;
-        Ok(WakePipe { reader, writer })
-    }
-
-    fn read_fd(&self) -> BorrowedFd<'_> {
-        self.reader.as_fd()
-    }
-
-    /// Makes the reader readable. A full buffer already is.
-    fn wake(&self) {
-        if let Err(error) = (&self.writer).write(&[1])
-            && error.kind() != io::ErrorKind::WouldBlock
-        {
-            tracing::error!(%error, "could not wake the driver's watcher");
-        }
-    }
-
-    /// Reads every pending wake-up.
-    fn drain(&self) {
-        let mut buffer = [0u8; 256];
-        while matches!((&self.reader).read(&mut buffer), Ok(read) if read > 0) {}
-    }
-}
+mod wait;
 
 #[cfg(test)]
 pub(crate) mod test_hooks;

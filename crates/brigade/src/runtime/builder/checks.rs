@@ -8,7 +8,7 @@ use super::{Builder, WORKER_THREADS_ENV};
 use crate::runtime::BuildError;
 use crate::runtime::cpu_limit::cgroup::Quota;
 use crate::runtime::cpu_limit::{self, CpuLimit, LimitAtBuild};
-use crate::runtime::idle::MAX_WORKERS;
+use crate::runtime::scheduler::idle::MAX_WORKERS;
 
 impl Builder {
     /// Validates the settings: the worker count (from the setting, the
@@ -91,7 +91,7 @@ impl Builder {
 
     fn validate_floor(&self) -> Result<(), BuildError> {
         let floor = self.background_floor;
-        crate::runtime::worker::floor::validate(floor)
+        crate::runtime::scheduler::worker::floor::validate(floor)
             .map_err(|problem| BuildError::setting("background_floor", problem))?;
         if floor > self.elastic.max_utilization {
             return Err(BuildError::setting(

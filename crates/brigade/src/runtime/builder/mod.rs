@@ -1,14 +1,18 @@
 //! `Builder`: runtime settings, validated into a `BuildError` instead of a
 //! panic (`checks.rs`).
 
+mod build_error;
 mod checks;
+mod tokio_names;
+
+pub use build_error::BuildError;
 
 use std::time::Duration;
 
-use super::cpu_limit::CpuLimit;
-use super::{BuildError, Runtime};
 use crate::admission::ElasticConfig;
 pub use crate::policy::DEFAULT_MAX_YIELD_DELAY;
+use crate::runtime::Runtime;
+use crate::runtime::cpu_limit::CpuLimit;
 
 /// The environment variable that sets the default worker count.
 pub const WORKER_THREADS_ENV: &str = "BRIGADE_WORKER_THREADS";
@@ -30,7 +34,7 @@ pub struct Builder {
     pub(crate) worker_threads: Option<usize>,
     pub(crate) max_blocking_threads: usize,
     /// `thread_name` / `thread_name_fn` (`thread_names.rs`).
-    pub(crate) thread_naming: super::thread_names::ThreadNaming,
+    pub(crate) thread_naming: crate::runtime::threads::thread_names::ThreadNaming,
     pub(crate) thread_stack_size: Option<usize>,
     pub(crate) thread_keep_alive: Duration,
     pub(crate) driver_thread: bool,
@@ -46,7 +50,7 @@ pub struct Builder {
     pub(crate) crowded_host_handoff: bool,
     pub(crate) spread_workers: bool,
     /// Whether a spent cooperative budget yields while work waits
-    /// (`runtime/worker/budget.rs`): always on but in the tests that show
+    /// (`runtime/scheduler/worker/budget.rs`): always on but in the tests that show
     /// what it prevents ([`Builder::coop_budget`]).
     pub(crate) coop_budget: bool,
     pub(crate) cpu_limit: CpuLimit,
@@ -56,10 +60,10 @@ pub struct Builder {
     #[cfg(feature = "tokio-compat")]
     pub(crate) tokio_compat_threads: usize,
     /// `new_current_thread`: one worker, whatever `worker_threads` says,
-    /// run by the thread in `block_on` (`runtime/current_thread.rs`).
+    /// run by the thread in `block_on` (`runtime/scheduler/current_thread.rs`).
     pub(crate) current_thread: bool,
     /// `on_thread_start` / `on_thread_stop` (`thread_hooks.rs`).
-    pub(crate) thread_hooks: super::thread_hooks::ThreadHooks,
+    pub(crate) thread_hooks: crate::runtime::threads::thread_hooks::ThreadHooks,
 }
 
 /// Default of [`Builder::latency_sample_every`]: one schedule in 64.
@@ -156,7 +160,8 @@ impl Builder {
     /// # Ok::<(), brigade::BuildError>(())
     /// ```
     pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Self {
-        self.thread_naming = super::thread_names::ThreadNaming::fixed(name.into());
+        self.thread_naming =
+            crate::runtime::threads::thread_names::ThreadNaming::fixed(name.into());
         self
     }
 
@@ -184,7 +189,8 @@ impl Builder {
     where
         F: Fn() -> String + Send + Sync + 'static,
     {
-        self.thread_naming = super::thread_names::ThreadNaming::from_fn(std::sync::Arc::new(f));
+        self.thread_naming =
+            crate::runtime::threads::thread_names::ThreadNaming::from_fn(std::sync::Arc::new(f));
         self
     }
 

@@ -2,7 +2,7 @@
 //! compensation threshold get a spare ([`compensate`], called at each of
 //! the monitor's samples), and which of them a spare can help at all
 //! ([`StuckJudge`]), from the kernel's view of the worker's thread and its
-//! CPU clock (`runtime/thread_cpu.rs`).
+//! CPU clock (`runtime/threads/thread_cpu.rs`).
 //!
 //! Wall time alone cannot tell a worker blocked in a system call from one
 //! the OS descheduled: on a crowded host (a load generator, a busy
@@ -17,12 +17,12 @@ use super::MonitorCover;
 use crate::metrics::long_poll::Running;
 use crate::policy::DESCHEDULED_ON_CPU_DIVISOR;
 use crate::runtime::Shared;
-use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadState};
+use crate::runtime::threads::thread_cpu::{ProcBuf, ProcFile, ThreadState};
 
 /// F2 of the policy (`policy.rs`): covers every slot stuck in one stretch
 /// for at least `threshold`, while
 /// work waits and no worker is idle to take it, and starts spares for them
-/// with `start_spares` (the monitor's call of `worker/spares.rs`, so that
+/// with `start_spares` (the monitor's call of `worker/spare_threads.rs`, so that
 /// compensation does not depend on the worker loop; see
 /// `compensation/mod.rs`). Also retries starting spares that covered
 /// slots still lack (a thread that could not be started). Returns whether a
@@ -304,7 +304,7 @@ impl StuckJudge {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-    use crate::runtime::thread_cpu::ThreadClock;
+    use crate::runtime::threads::thread_cpu::ThreadClock;
 
     #[test]
     fn a_running_thread_is_judged_at_its_second_sample() {

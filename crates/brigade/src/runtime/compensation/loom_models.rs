@@ -5,9 +5,9 @@
 //! wake-ups are the real code. The whole worker loop is modelled in
 //! `runtime/loom_models/`.
 
-use super::spare::Start;
+use super::spare_slots::Start;
 use super::*;
-use crate::runtime::idle::Idle;
+use crate::runtime::scheduler::idle::Idle;
 use crate::sync::{AtomicUsize, Injector, injector_pop};
 use loom::sync::Arc;
 use loom::thread;

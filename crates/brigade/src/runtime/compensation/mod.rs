@@ -1,13 +1,13 @@
 //! Compensation for stuck workers: the bookkeeping that decides when a
 //! spare worker takes the place of a stuck one, and when it steps down.
 //! The mechanism is three files: this one (slots, covers, the protocol),
-//! `spare.rs` (the spare slots' states, starting a spare, stepping down,
+//! `spare_slots.rs` (the spare slots' states, starting a spare, stepping down,
 //! resting, and the spare threads) and `decide.rs` (the monitor's decision
 //! to cover a stuck worker, and the judge that tells a blocked worker from
 //! a descheduled one), plus `stat_files.rs` (each slot's thread's stat
 //! file, opened as the thread starts). It reads the OS through
-//! `runtime/thread_cpu.rs`; the monitor thread (`runtime/monitor.rs`) and
-//! `Core::block_in_place` (`runtime/worker/mod.rs`) call it.
+//! `runtime/threads/thread_cpu.rs`; the monitor thread (`runtime/threads/monitor.rs`) and
+//! `Core::block_in_place` (`runtime/scheduler/worker/mod.rs`) call it.
 //!
 //! ## Slots
 //! A runtime has `workers + max_spares` worker *slots*. Each slot has a
@@ -94,8 +94,8 @@ use std::sync::atomic::AtomicI64;
 
 use crossbeam_utils::CachePadded;
 
-use super::thread_cpu::ThreadClock;
-use spare::Spares;
+use crate::runtime::threads::thread_cpu::ThreadClock;
+use spare_slots::Spares;
 
 use crate::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, Ordering, fence, lock};
 
@@ -475,7 +475,7 @@ impl<D> Compensation<D> {
 
 #[cfg(not(loom))]
 pub(crate) mod decide;
-pub(crate) mod spare;
+pub(crate) mod spare_slots;
 #[cfg(not(loom))]
 pub(crate) mod stat_files;
 

@@ -1,7 +1,7 @@
 //! The stat file of each slot's thread (`/proc/self/task/TID/stat`), from
 //! which the monitor's judge reads whether a stuck worker is blocked or
 //! runnable (`decide.rs`), and the monitor's spreading where each worker
-//! runs (`runtime/spread.rs`).
+//! runs (`runtime/threads/spread.rs`).
 //!
 //! Each thread opens its own file as it starts, since only it knows its
 //! kernel id, and the file is then read in place (`ProcFile`, `pread`) for
@@ -32,7 +32,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use crate::policy::PRIMARIES_STAT_FILES_TIMEOUT;
-use crate::runtime::thread_cpu::{ProcBuf, ProcFile, ThreadClock, ThreadPlace, ThreadState};
+use crate::runtime::threads::thread_cpu::{
+    ProcBuf, ProcFile, ThreadClock, ThreadPlace, ThreadState,
+};
 use crate::sync::{lock, wait_until};
 
 /// The stat files of a runtime's slots (see the module docs).
@@ -123,7 +125,7 @@ impl StatFiles {
     }
 
     /// The state of `slot`'s thread and the CPU it last ran on, for the
-    /// monitor's spreading (`runtime/spread.rs`); unknown as above.
+    /// monitor's spreading (`runtime/threads/spread.rs`); unknown as above.
     pub(crate) fn thread_place(&self, slot: usize, buf: &mut ProcBuf) -> ThreadPlace {
         lock(&self.files[slot])
             .as_ref()
@@ -140,7 +142,7 @@ impl StatFiles {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-    use crate::runtime::thread_cpu::tests::read_until;
+    use crate::runtime::threads::thread_cpu::tests::read_until;
     use std::sync::Arc;
     use std::sync::mpsc;
     use std::time::Duration;

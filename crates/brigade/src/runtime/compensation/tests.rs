@@ -1,6 +1,6 @@
 //! Unit tests of the compensation bookkeeping.
 
-use super::spare::{AfterRest, Start};
+use super::spare_slots::{AfterRest, Start};
 use super::*;
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! (`pacer.rs`, E3).
 //!
 //! The limit is read at `Builder::build`, from files opened then, and again
-//! by the monitor ([`LimitWatch`]) at most once per `LIMIT_REREAD`, so a
+//! by the monitor ([`LimitReader`]) at most once per `LIMIT_REREAD`, so a
 //! live resize is in force within about a second: the pacer's budget
 //! follows it, elastic admission's capacity too, and so does the number of
 //! workers that run (the others park, uncounted as idle:
@@ -13,12 +13,12 @@
 //! the metrics.
 
 pub(crate) mod cgroup;
-pub(crate) mod pacer;
 #[cfg(not(loom))]
-mod watch;
+mod limit_reader;
+pub(crate) mod pacer;
 
 #[cfg(not(loom))]
-pub(crate) use watch::LimitWatch;
+pub(crate) use limit_reader::LimitReader;
 
 use std::path::Path;
 // Statistics: the throttling counters order nothing.
@@ -29,7 +29,7 @@ use std::time::Duration;
 // `worker/park_by_limit.rs`: loom's, under its models.
 use crate::sync::{AtomicUsize, Ordering};
 
-use super::Shared;
+use crate::runtime::Shared;
 use cgroup::{CgroupFiles, Quota};
 use pacer::{PaceHost, Pacer};
 
@@ -170,8 +170,8 @@ pub(crate) fn workers_for(limit: Option<f64>, workers: usize) -> usize {
 /// The CPUs the building thread's affinity mask allows (the cap of E2).
 pub(crate) fn allowed_cpus() -> usize {
     #[cfg(all(target_os = "linux", not(loom)))]
-    if let Some(mask) = super::spread::affinity::get(0) {
-        let count = super::spread::affinity::cpus(&mask).len();
+    if let Some(mask) = crate::runtime::threads::spread::affinity::get(0) {
+        let count = crate::runtime::threads::spread::affinity::cpus(&mask).len();
         if count > 0 {
             return count;
         }
@@ -236,7 +236,7 @@ impl PaceHost for Shared {
     /// pacer reading them saw a window's spending late and overran the
     /// quota; the clock counts every thread of the process, as the quota does.
     fn process_cpu_nanos(&self) -> u64 {
-        super::thread_cpu::process_cpu_nanos().unwrap_or(0)
+        crate::runtime::threads::thread_cpu::process_cpu_nanos().unwrap_or(0)
     }
 
     fn hold_attention(&self) {

@@ -38,7 +38,7 @@ fn runtime_with_empty_bucket(workers: usize) -> Runtime {
 /// point, so it goes back through admission and waits in the admission
 /// queue, while the other worker may be going to sleep: the enqueuer's
 /// `notify_one` and the sleeper's re-check (`has_work_for_idle_worker`)
-/// close the race (`runtime/idle.rs`), and a worker takes the task on an
+/// close the race (`runtime/scheduler/idle.rs`), and a worker takes the task on an
 /// idle grant. It completes, having run on at least one idle grant.
 #[test]
 fn an_elastic_task_waiting_for_tokens_is_taken_by_an_idle_worker() {

@@ -55,7 +55,7 @@ fn a_child_spawned_without_a_notification_is_run_or_stolen() {
 /// (`Core::flush_deferred_notify`); the other worker, searching or asleep,
 /// must steal the child from the slot: the open's compare-exchange and the
 /// notification's fence against the sleeper's fence and re-check
-/// (`runtime/run_next_slot.rs`). A lost hand-off leaves the parent spinning,
+/// (`runtime/scheduler/run_next_slot.rs`). A lost hand-off leaves the parent spinning,
 /// which loom reports.
 #[test]
 fn a_child_in_the_run_next_slot_is_stolen_while_its_parent_blocks() {

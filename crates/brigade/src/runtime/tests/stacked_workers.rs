@@ -1,5 +1,5 @@
 //! Two busy workers stacked on one CPU, as the kernel sometimes leaves
-//! them, and the monitor's spreader (D1 of `policy.rs`, `runtime/spread.rs`)
+//! them, and the monitor's spreader (D1 of `policy.rs`, `runtime/threads/spread.rs`)
 //! moving one off. The test stacks them itself, by setting both workers'
 //! CPU masks to one CPU, for a little over the spreader's idle window (so
 //! that the other CPU reads idle, unless other tests keep it busy), then
@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::Builder;
-use crate::policy::{SPREAD_AFTER_WATCHES, SPREAD_PAUSE};
+use crate::policy::{SPREAD_AFTER_SAMPLES, SPREAD_PAUSE};
 use crate::runtime::Shared;
-use crate::runtime::spread::{Spreader, affinity};
-use crate::runtime::thread_cpu::{ProcBuf, ThreadPlace, ThreadState};
+use crate::runtime::threads::spread::{Spreader, affinity};
+use crate::runtime::threads::thread_cpu::{ProcBuf, ThreadPlace, ThreadState};
 
 const BOUND: Duration = Duration::from_secs(10);
 const ATTEMPTS: usize = 20;
@@ -108,8 +108,8 @@ fn two_busy_workers_stacked_on_one_cpu_are_spread_apart() {
             assert!(affinity::set(tid, mask));
         }
         let now = Instant::now();
-        for _ in 0..SPREAD_AFTER_WATCHES {
-            spreader.watch(&shared, now);
+        for _ in 0..SPREAD_AFTER_SAMPLES {
+            spreader.sample(&shared, now);
         }
         let [first, second] = places(&shared);
         if rt.metrics().spread_moves() > 0 {
