@@ -36,11 +36,11 @@
 //! Neither points into a stack frame, so nothing can dangle.
 
 use std::cell::{Cell, RefCell};
-#[cfg(not(loom))]
-use std::sync::Arc;
+crate::sync::cfg_not_loom! {
+    use std::sync::Arc;
 
-#[cfg(not(loom))]
-use crate::driver::Driver;
+    use crate::driver::Driver;
+}
 use crate::metrics::long_poll::PollWatch;
 use crate::runtime::handle::Handle;
 use crate::runtime::scheduler::idle;
@@ -50,16 +50,16 @@ pub(crate) use crate::task::current::{
     Worker, on_worker, poll_main, with_current_task, with_worker,
 };
 
-/// Read by the fast path on threads that are not workers: one idle worker,
-/// so `yield_if_busy()` completes at once. Never written.
-#[cfg(not(loom))]
-static NOT_A_WORKER: AtomicUsize = AtomicUsize::new(idle::IDLE_ONE);
+crate::sync::cfg_not_loom! {
+    /// Read by the fast path on threads that are not workers: one idle worker,
+    /// so `yield_if_busy()` completes at once. Never written.
+    static NOT_A_WORKER: AtomicUsize = AtomicUsize::new(idle::IDLE_ONE);
 
-/// Read by the fast path while a worker polls an elastic task: "no worker
-/// idle", so `yield_if_busy()` always reaches the slow path, which checks the
-/// task's CPU grant. Never written.
-#[cfg(not(loom))]
-static FORCE_SLOW_PATH: AtomicUsize = AtomicUsize::new(0);
+    /// Read by the fast path while a worker polls an elastic task: "no worker
+    /// idle", so `yield_if_busy()` always reaches the slow path, which checks the
+    /// task's CPU grant. Never written.
+    static FORCE_SLOW_PATH: AtomicUsize = AtomicUsize::new(0);
+}
 
 /// Read by the fast path on a tokio-compat thread: "no worker idle", so
 /// `yield_if_busy()` reaches the slow path, which spends tokio's budget
@@ -82,35 +82,35 @@ std::thread_local! {
     static IDLE_WORD: Scoped<AtomicUsize> = const { Scoped::with_default(&NOT_A_WORKER) };
 }
 
-#[cfg(loom)]
-crate::sync::scheduler_thread_local! {
-    static SLOW_PATH_FORCED: Cell<bool> = Cell::new(false);
-    // Under loom, `IDLE_WORD` without its static default (loom's atomics
-    // cannot live in a `static`): unset off a worker.
-    static LOOM_IDLE_WORD: Scoped<crate::sync::AtomicUsize> = Scoped::unset();
-}
+crate::sync::cfg_loom! {
+    crate::sync::scheduler_thread_local! {
+        static SLOW_PATH_FORCED: Cell<bool> = Cell::new(false);
+        // Under loom, `IDLE_WORD` without its static default (loom's atomics
+        // cannot live in a `static`): unset off a worker.
+        static LOOM_IDLE_WORD: Scoped<crate::sync::AtomicUsize> = Scoped::unset();
+    }
 
-/// `true` if `yield_if_busy()` can return at once: this thread is not a
-/// worker, or one of its runtime's workers is idle and nothing needs the
-/// running task's attention (see `idle::fast_path_may_continue`).
-#[cfg(loom)]
-pub(crate) fn may_skip_yield() -> bool {
-    !SLOW_PATH_FORCED.with(Cell::get)
-        && LOOM_IDLE_WORD.with(|word| {
-            word.with(|word| {
-                word.is_none_or(|word| {
-                    // An `Acquire` read-modify-write, where the real fast path
-                    // loads (`Relaxed`): loom lets a load in a loop read a stale
-                    // value for ever, which no processor does, so an endless
-                    // `yield_if_busy()` loop would never see shutdown's
-                    // attention hold, nor then the flag set before it. Reading
-                    // the latest value, and what was published with it, models
-                    // the eventual visibility the real loop relies on.
-                    let state = word.fetch_add(0, crate::sync::Ordering::Acquire);
-                    idle::fast_path_may_continue(state)
+    /// `true` if `yield_if_busy()` can return at once: this thread is not a
+    /// worker, or one of its runtime's workers is idle and nothing needs the
+    /// running task's attention (see `idle::fast_path_may_continue`).
+    pub(crate) fn may_skip_yield() -> bool {
+        !SLOW_PATH_FORCED.with(Cell::get)
+            && LOOM_IDLE_WORD.with(|word| {
+                word.with(|word| {
+                    word.is_none_or(|word| {
+                        // An `Acquire` read-modify-write, where the real fast path
+                        // loads (`Relaxed`): loom lets a load in a loop read a stale
+                        // value for ever, which no processor does, so an endless
+                        // `yield_if_busy()` loop would never see shutdown's
+                        // attention hold, nor then the flag set before it. Reading
+                        // the latest value, and what was published with it, models
+                        // the eventual visibility the real loop relies on.
+                        let state = word.fetch_add(0, crate::sync::Ordering::Acquire);
+                        idle::fast_path_may_continue(state)
+                    })
                 })
             })
-        })
+    }
 }
 
 /// `true` if `yield_if_busy()` can return at once: this thread is not a
@@ -178,26 +178,26 @@ pub(crate) fn try_current() -> Option<Handle> {
         .flatten()
 }
 
-/// The current runtime's driver, if this thread is in a runtime: the one
-/// way resources (I/O sources, timers, signal streams) reach the driver.
-#[cfg(not(loom))]
-pub(crate) fn current_driver() -> Option<Arc<Driver>> {
-    HANDLE.with(|handle| {
-        let handle = handle.borrow();
-        handle.as_ref().map(|handle| handle.shared.driver.clone())
-    })
-}
+crate::sync::cfg_not_loom! {
+    /// The current runtime's driver, if this thread is in a runtime: the one
+    /// way resources (I/O sources, timers, signal streams) reach the driver.
+    pub(crate) fn current_driver() -> Option<Arc<Driver>> {
+        HANDLE.with(|handle| {
+            let handle = handle.borrow();
+            handle.as_ref().map(|handle| handle.shared.driver.clone())
+        })
+    }
 
-/// The current runtime's clock time (`driver/clock.rs`), if this thread
-/// is in a runtime; no reference count is touched.
-#[cfg(not(loom))]
-pub(crate) fn clock_now() -> Option<std::time::Instant> {
-    HANDLE.with(|handle| {
-        let handle = handle.borrow();
-        handle
-            .as_ref()
-            .map(|handle| handle.shared.driver.clock().now())
-    })
+    /// The current runtime's clock time (`driver/clock.rs`), if this thread
+    /// is in a runtime; no reference count is touched.
+    pub(crate) fn clock_now() -> Option<std::time::Instant> {
+        HANDLE.with(|handle| {
+            let handle = handle.borrow();
+            handle
+                .as_ref()
+                .map(|handle| handle.shared.driver.clock().now())
+        })
+    }
 }
 
 /// Runs `f` with the current runtime's handle, or panics with `misuse`.

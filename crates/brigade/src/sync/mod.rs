@@ -124,6 +124,23 @@ macro_rules! scheduler_thread_local {
 }
 pub(crate) use scheduler_thread_local;
 
+/// Module-level items that exist only in the loom build (`--cfg loom`),
+/// as tokio's `cfg_loom!`: a run of such items is one block, so a reader
+/// sees at once what the models swap in. A single item, a field, a
+/// statement and a `mod` declaration (so that rustfmt still finds its
+/// file) keep the plain `#[cfg(loom)]`.
+macro_rules! cfg_loom {
+    ($($item:item)*) => { $( #[cfg(loom)] $item )* };
+}
+pub(crate) use cfg_loom;
+
+/// Module-level items that exist only outside the loom build: the
+/// counterpart of [`cfg_loom!`], as tokio's `cfg_not_loom!`.
+macro_rules! cfg_not_loom {
+    ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
+}
+pub(crate) use cfg_not_loom;
+
 /// Pops one item from an injector, retrying while a concurrent operation
 /// makes the steal report `Retry`.
 pub(crate) fn injector_pop<T>(injector: &Injector<T>) -> Option<T> {

@@ -17,7 +17,7 @@ use super::MonitorCover;
 use crate::metrics::long_poll::Running;
 use crate::policy::DESCHEDULED_ON_CPU_DIVISOR;
 use crate::runtime::Shared;
-use crate::runtime::threads::thread_cpu::{ProcBuf, ProcFile, ThreadState};
+use crate::runtime::threads::proc_file::{ProcBuf, ProcFile, ThreadState};
 
 /// F2 of the policy (`policy.rs`): covers every slot stuck in one stretch
 /// for at least `threshold`, while

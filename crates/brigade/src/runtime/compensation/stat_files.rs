@@ -32,9 +32,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use crate::policy::PRIMARIES_STAT_FILES_TIMEOUT;
-use crate::runtime::threads::thread_cpu::{
-    ProcBuf, ProcFile, ThreadClock, ThreadPlace, ThreadState,
-};
+use crate::runtime::threads::proc_file::{ProcBuf, ProcFile, ThreadPlace, ThreadState};
+use crate::runtime::threads::thread_cpu::ThreadClock;
 use crate::sync::{lock, wait_until};
 
 /// The stat files of a runtime's slots (see the module docs).
@@ -142,7 +141,7 @@ impl StatFiles {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-    use crate::runtime::threads::thread_cpu::tests::read_until;
+    use crate::runtime::threads::proc_file::tests::read_until;
     use std::sync::Arc;
     use std::sync::mpsc;
     use std::time::Duration;

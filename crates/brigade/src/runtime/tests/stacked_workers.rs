@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use crate::Builder;
 use crate::policy::{SPREAD_AFTER_SAMPLES, SPREAD_PAUSE};
 use crate::runtime::Shared;
+use crate::runtime::threads::proc_file::{ProcBuf, ThreadPlace, ThreadState};
 use crate::runtime::threads::spread::{Spreader, affinity};
-use crate::runtime::threads::thread_cpu::{ProcBuf, ThreadPlace, ThreadState};
 
 const BOUND: Duration = Duration::from_secs(10);
 const ATTEMPTS: usize = 20;

@@ -9,6 +9,8 @@ pub(crate) mod blocking;
 #[cfg(not(loom))]
 pub(crate) mod monitor;
 #[cfg(not(loom))]
+pub(crate) mod proc_file;
+#[cfg(not(loom))]
 pub(crate) mod spread;
 pub(crate) mod thread_cpu;
 pub(crate) mod thread_hooks;

@@ -58,7 +58,7 @@ use std::time::Instant;
 
 use crate::policy::{SPREAD_AFTER_SAMPLES, SPREAD_IDLE_PERCENT, SPREAD_PAUSE};
 use crate::runtime::Shared;
-use crate::runtime::threads::thread_cpu::{ProcBuf, ProcFile, ThreadPlace, ThreadState};
+use crate::runtime::threads::proc_file::{ProcBuf, ProcFile, ThreadPlace, ThreadState};
 
 /// The monitor's record of stacked workers (see the module docs).
 pub(crate) struct Spreader {
