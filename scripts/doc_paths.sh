@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every source file that a comment or a document names (`runtime/scheduler/placement.rs`,
 # `worker/step_aside.rs`, `task_host.rs`) exists: a path matches when some
-# file of the repository ends with it. Run after moving or renaming a
+# file of the repository ends with it; a bare file name in a crate's
+# source, when a file of that crate's source has that name. Run after moving or renaming a
 # module, so that no pointer to the old place is left behind. Prints each
 # broken one ("file:line: path") and exits non-zero; prints "doc paths: ok"
 # otherwise. Under a second; CI runs it. CHANGELOG.md and
@@ -29,7 +30,11 @@ for f in files:
                 path = (quoted or bare).removeprefix("./")
                 if not_pointers.search(path):
                     continue
-                if not any(e == path or e.endswith("/" + path) for e in files):
+                # A bare file name in a crate's source names a file of
+                # that crate's source; a path, a file anywhere.
+                src = re.match(r"crates/[^/]+/src/", f)
+                pool = [e for e in files if e.startswith(src.group(0))] if src and "/" not in path else files
+                if not any(e == path or e.endswith("/" + path) for e in pool):
                     broken.append(f"{f}:{number}: {path}")
 if broken:
     print("\n".join(broken), file=sys.stderr)

@@ -14,18 +14,21 @@
 # above the limit is a descriptor the server inherited above it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/bench.sh
 kv=${1:-target/release/examples/kv}
 window=${2:-3}
 if [[ ! -x $kv ]]; then
     cargo build --release -p brigade-examples --example kv
 fi
-port=$((20000 + RANDOM % 20000))
 nofile=${NOFILE:-64}
-prlimit --nofile=$nofile:$nofile "$kv" --port "$port" --workers 2 --no-snapshot --prefill 0 \
-    --secs 600 >/dev/null 2>/tmp/fd_exhaustion.$$.err &
-server=$!
-trap 'kill $server 2>/dev/null || true; rm -f /tmp/fd_exhaustion.$$.err' EXIT
-python3 - "$port" "$server" "$window" "$nofile" <<'PY'
+log=$(mktemp)
+kill_server_at_exit
+trap '[ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null; rm -f "$log"; true' EXIT
+prlimit --nofile=$nofile:$nofile "$kv" --port 0 --workers 2 --no-snapshot --prefill 0 \
+    --secs 600 >"$log" 2>&1 &
+server_pid=$!
+port=$(kv_port "$log" "$server_pid") || exit 1
+python3 - "$port" "$server_pid" "$window" "$nofile" <<'PY'
 import os, socket, sys, time
 port, pid, window, nofile = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 ticks = os.sysconf("SC_CLK_TCK")
@@ -70,5 +73,5 @@ while True:
         time.sleep(0.05)
 print(f"after the clients left, the server answers: {reply!r}")
 PY
-lines=$(wc -l </tmp/fd_exhaustion.$$.err)
-echo "server stderr: $lines lines"
+lines=$(($(wc -l <"$log") - 1))
+echo "server output after its first line: $lines lines"

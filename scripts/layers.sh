@@ -8,9 +8,9 @@
 #
 # What counts as an import: a path that names another module of the
 # crate (`crate::x`, `super::x`, a `use` group over several lines), in
-# code; comments, and the test modules at the end of a file
-# (`#[cfg(test)]`, `#[cfg(all(test, ...))]` and what follows), are not
-# read. Re-exports (`pub use`) count: a module that re-exports an item
+# code; comments, and what is compiled for tests only (an item under
+# `#[cfg(test)]` or `#[cfg(all(test, ...))]` at the margin, and the test
+# modules at the end of a file), are not read. Re-exports (`pub use`) count: a module that re-exports an item
 # depends on it.
 set -euo pipefail
 
@@ -21,9 +21,17 @@ cd "$src"
 # trailing test modules dropped, a `use` spread over lines joined into one.
 code() {
     awk '
-        FNR == 1 { skipping = 0; joined = ""; in_block = 0 }
+        FNR == 1 { skipping = 0; joined = ""; in_block = 0; test_cfg = 0; test_item = 0 }
         skipping { next }
-        /^#\[cfg\((all\()?test/ { skipping = 1; next }
+        # A test-only attribute at the margin guards the item after it: a
+        # module (then the rest of the file is test modules), or one item,
+        # which ends at its own line if that ends with ";" or "}", else at the
+        # next "}" at the margin. Neither is read.
+        test_item { if ($0 ~ /^}/) test_item = 0; next }
+        test_cfg && /^(pub(\([a-z]+\))? )?mod / { skipping = 1; next }
+        test_cfg && /^#\[/ { next }
+        test_cfg { test_cfg = 0; if ($0 !~ /[;}][ \t]*$/) test_item = 1; next }
+        /^#\[cfg\((all\()?test/ { test_cfg = 1; next }
         in_block { if ($0 ~ /\*\//) in_block = 0; next }
         /^[ \t]*\/\*/ { if ($0 !~ /\*\//) in_block = 1; next }
         /^[ \t]*\/\// { next }

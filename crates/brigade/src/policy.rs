@@ -1,9 +1,11 @@
 //! The scheduling policy: where a task goes and when it runs, and what
 //! happens when a worker is stuck, every rule in the order it applies,
-//! each with its constant and the reason for it. The files named beside
-//! each rule implement it and point back here; the measurements behind the
-//! constants are in `docs/decisions.md#design-choices`. `docs/design.md` draws sections A
-//! to C, with the same numbers, and sums up E.
+//! each with its constant, the reason for it and the function that
+//! applies it (the code's comments cite the rules by these numbers). The
+//! measurements behind the constants are in
+//! `docs/decisions.md#design-choices`; `docs/design.md` ("The path of a
+//! task") shows where each group of rules is applied, and links here for
+//! the rules themselves.
 //!
 //! This file is layer 0: it imports nothing of the crate (only `std`), so
 //! the driver, the yield queue, the task classes and the scheduler all read
@@ -11,7 +13,7 @@
 //!
 //! # A. Where a task goes (the schedule hook)
 //!
-//! A spawn or a wake-up reaches `task::host::schedule`, then
+//! A spawn or a wake-up reaches `task::task_host::schedule`, then
 //! `Shared::schedule_on_worker` or `schedule_off_workers`
 //! (`runtime/scheduler/schedule.rs`), which ask `placement::place`
 //! (`runtime/scheduler/placement.rs`): A1 to A6 are that one function, top to
@@ -39,11 +41,14 @@
 //!   first self-wake of an epoch, steps aside if the yield queue holds
 //!   anything, the epoch's I/O poll woke a task here, or another worker
 //!   needs help (C5's rule). Otherwise it runs on (A4).
-//! - **A4. A self-wake** (`yield_now`, a move to the back): the back of
-//!   this worker's deque, and the next tick looks at the injector first
-//!   (B3): a task that gives way gives way to work from outside too.
+//! - **A4. A self-wake** (`yield_now`, a move to the back;
+//!   `placement::self_wake_spot`): the back of this worker's deque, and
+//!   the next tick looks at the injector first (B3): a task that gives way
+//!   gives way to work from outside too. On a current-thread runtime, the
+//!   next turn of its loop (after the `block_on` future, if woken).
 //! - **A5. An `Auto` or `Foreground` task spawned or woken by another
-//!   task's poll** on this worker: its *run-next slot* (`runtime/scheduler/worker/run_next.rs`), the
+//!   task's poll** on this worker (`Core::may_run_next`,
+//!   `runtime/scheduler/worker/run_next.rs`): its *run-next slot*, the
 //!   one task it runs after the poll; a second one displaces the first to
 //!   the deque. Why: the task the poll's output is for runs while its data
 //!   is in the cache (docs/decisions.md#run-next-slot). Never on a
@@ -67,12 +72,14 @@
 //!
 //! # B. When it runs (`Core::next_task`, once per tick)
 //!
-//! - **B1. Driver poll.** Every [`EVENT_INTERVAL`] ticks, a non-blocking
+//! - **B1. Driver poll** (`Driver::poll_nonblocking`, `Core::poll_for_epoch`).
+//!   Every [`EVENT_INTERVAL`] ticks, a non-blocking
 //!   poll of I/O and timers; otherwise at the first tick of each epoch
 //!   (2^[`EPOCH_SHIFT`] ns) the runtime's one poll for that epoch, or, while
 //!   a worker watches the driver, the check that it serves (C1's crowded
 //!   host).
-//! - **B2. Rescue.** At the first tick of an epoch: if the yield queue's
+//! - **B2. Rescue** (`Core::rescue_overdue`: `rescue_starving`, then
+//!   `floor_turn`). At the first tick of an epoch: if the yield queue's
 //!   head has waited longer than `max_yield_delay`
 //!   ([`DEFAULT_MAX_YIELD_DELAY`]) and nobody took an entry out the usual
 //!   way for as long, this worker takes it, ahead of everything else, and
@@ -88,14 +95,14 @@
 //!   slice (`runtime/scheduler/worker/floor.rs`). Why: a bulk job with a deadline
 //!   needs a share under a foreground that never lets up
 //!   (docs/results.md#background-floor).
-//! - **B3. Injector first**, every [`GLOBAL_QUEUE_INTERVAL`] ticks or on
+//! - **B3. Injector first** (`Core::take_from_injector`), every [`GLOBAL_QUEUE_INTERVAL`] ticks or on
 //!   the tick after a self-wake (A4): a deque that refills itself never
 //!   starves tasks spawned from outside.
-//! - **B4. Run-next slot** (A5), at most [`MAX_RUN_NEXT_STREAK`] tasks in a
+//! - **B4. Run-next slot** (A5; `Core::next_from_run_next`), at most [`MAX_RUN_NEXT_STREAK`] tasks in a
 //!   row; the next goes to the back of the deque. Why: two tasks waking
 //!   each other would otherwise hold the worker for ever.
-//! - **B5. Own deque**, FIFO.
-//! - **B6. Injector**, taking a batch into the own deque.
+//! - **B5. Own deque**, FIFO (`LocalQueue::pop`).
+//! - **B6. Injector** (`Core::take_from_injector`), taking a batch into the own deque.
 //! - **B7. Own-shard take-back** (`Core::take_back_own_yielded`,
 //!   `runtime/scheduler/worker/mod.rs`), by a worker that is not searching (and not
 //!   while E3 paces): if its own shard of the yield queue holds entries,
@@ -148,10 +155,11 @@
 //!
 //! # C. While it runs (`yield_if_busy()`)
 //!
-//! - **C1. Fast path** (`yield_if_busy.rs`, `runtime/context.rs`): a worker is idle
+//! - **C1. Fast path** (`context::may_skip_yield`, `yield_if_busy.rs`;
+//!   its once-per-epoch check `Core::recheck_idle`): a worker is idle
 //!   and nothing holds attention: continue. About once per epoch (the
 //!   clock read at most [`MAX_CALLS_BETWEEN_READS`] calls apart; the
-//!   back-off lives in `metrics/long_poll.rs`, `PollWatch::fast_path_point`)
+//!   back-off lives in `metrics/long_poll.rs`, `PollRecord::fast_path_point`)
 //!   it announces a held-back spawn (A6) and checks the idle worker serves:
 //!   if I/O or a timer stayed pending, unharvested, at checks
 //!   [`UNSERVED_EPOCHS`] epochs apart (the watcher was woken and not run: a
@@ -166,15 +174,16 @@
 //!   (docs/decisions.md#handoff-setting).
 //!   Under a CPU limit whose window is spent (E3), that once-per-epoch
 //!   check takes the slow path instead, which steps the task aside.
-//! - **C2. Give way at once** on shutdown or abort (`runtime/lifecycle/shutdown.rs`).
-//! - **C3. Elastic grant** used up: give way, back through admission
-//!   (`admission/elastic_poll.rs`), after ending the slot's cover if a
+//! - **C2. Give way at once** on shutdown or abort
+//!   (`Core::step_aside_or_continue`, `runtime/scheduler/worker/step_aside.rs`).
+//! - **C3. Elastic grant** used up (`ElasticPoll::at_yield_point`): give
+//!   way, back through admission (`admission/elastic_poll.rs`), after ending the slot's cover if a
 //!   spare covered it (F7, F8). Otherwise, with a worker idle, an
 //!   elastic task continues, after the fast path's once-per-epoch I/O
 //!   poll (which it skipped): if that woke a task here, it moves to the
 //!   back instead. (Before C3: C2, then E3's step aside while the CPU
 //!   limit's window is spent; `Core::step_aside_or_continue`.)
-//! - **C4. Continue** while a worker is idle (the fast path fell through
+//! - **C4. Continue** (`Core::step_aside_or_continue`) while a worker is idle (the fast path fell through
 //!   only because an abort elsewhere holds attention), or while the task
 //!   holds a rescue slice (B2).
 //! - **C5. Decide** (`Core::decide`, `runtime/scheduler/worker/step_aside.rs`): on
@@ -195,12 +204,13 @@
 //!   [`COOP_BUDGET`] units; every brigade resource (sockets, timers,
 //!   signals, join handles, stdio) spends one when it makes progress. Once
 //!   they are spent, the next resource asks whether work waits for this
-//!   worker (never while the task holds a rescue slice, B2, nor inside
-//!   `block_in_place`): the task was aborted or the runtime shuts down, a
-//!   task in its deque or run-next slot or in the injector, the
-//!   `block_on` future or a yielded task on a current-thread runtime, a
-//!   sibling in the task's `LocalSet`, and, once per epoch (a gate of its
-//!   own), a due timer or unharvested I/O (the epoch's driver poll). If so
+//!   worker, in this order: a sibling in the task's `LocalSet` waits
+//!   (yes); the poll runs inside `block_in_place`, or the task holds a
+//!   rescue slice, B2 (no); the task was aborted or the runtime shuts
+//!   down, a task in its deque or run-next slot or in the injector, the
+//!   `block_on` future or a yielded task on a current-thread runtime,
+//!   and, once per epoch (a gate of its own), a due timer or unharvested
+//!   I/O (the epoch's driver poll) (yes). If so
 //!   it wakes the task's own waker and returns `Pending`, and the task goes
 //!   to the back of the deque (A4's place), without counting as a
 //!   self-wake (A2): a foreground task stays foreground. If not (or the
@@ -230,7 +240,8 @@
 //!
 //! # E. Inside a CPU limit (`runtime/cpu_limit/`)
 //!
-//! - **E1. The limit** (`cpu_limit/cgroup.rs`, `Builder::cpu_limit`): the
+//! - **E1. The limit** (`CgroupFiles::read_limit`, `cpu_limit/cgroup.rs`;
+//!   `LimitReader::tick`; `Builder::cpu_limit`): the
 //!   tightest CFS quota over the building thread's cgroup and its
 //!   ancestors (cgroup v2 `cpu.max`, v1 `cpu.cfs_quota_us`), read at
 //!   build from files opened then, and again by the monitor at most once
@@ -243,7 +254,8 @@
 //!   their tasks to the injector, and do not count as idle: an idle
 //!   worker is one that would serve. Why: `available_parallelism` rounds
 //!   down (1.5 → 1), leaving a third of a 1.5-CPU quota unused.
-//! - **E3. Pace background work** (`cpu_limit/pacer.rs`): each
+//! - **E3. Pace background work** (`Pacer::over_budget`,
+//!   `cpu_limit/pacer.rs`; asked through `Core::is_paced`): each
 //!   [`PACING_WINDOWS_PER_PERIOD`]th of the kernel's period, background
 //!   work (tasks at `yield_if_busy()`, self-waking background tasks, the
 //!   yield queue, elastic idle grants, floor turns) runs until the process
@@ -253,7 +265,7 @@
 //!   window ends, and workers with nothing else park (never spin).
 //!   Requests are never paced. A throttled period all the same lowers the
 //!   target by [`TARGET_BACKOFF_PERMILLE`] (to [`MIN_TARGET_PERMILLE`]);
-//!   each second without raises it by [`TARGET_RECOVERY_PERMILLE`]. Why:
+//!   each [`TARGET_RECOVERY_AFTER`] without raises it by [`TARGET_RECOVERY_PERMILLE`]. Why:
 //!   once the period's quota is spent the kernel stops every thread until
 //!   the next period (50 ms at 0.5 CPU), so a request arriving then waits
 //!   that long however well the background yields
@@ -268,7 +280,7 @@
 //! and only tasks move, through the deques' stealers.
 //!
 //! - **F1. The sample** (`monitor::sample_interval`, `runtime/threads/monitor.rs`):
-//!   the monitor samples the workers' poll watches every half
+//!   the monitor samples the workers' poll records every half
 //!   `Builder::long_poll_threshold` ([`DEFAULT_LONG_POLL_THRESHOLD`]), or
 //!   every `Builder::compensation_threshold`
 //!   ([`DEFAULT_COMPENSATION_THRESHOLD`]) if that is sooner; with both off,
@@ -317,14 +329,14 @@
 //!   and given back behind its back.
 //! - **F4. The cover** (`Compensation::cover_running`,
 //!   `compensation/mod.rs`): the monitor *covers* the slot, asking for a
-//!   spare in its place, with the stretch's watch sequence number as its
+//!   spare in its place, with the stretch's poll sequence number as its
 //!   tag; one cover per slot. If the stretch ended as the cover landed, it
 //!   takes the cover back. Each cover is logged at info level (target
 //!   `brigade::compensation`). Why the tag: the monitor ends only its own
 //!   covers, never `block_in_place`'s (F6); why the take-back: a worker
 //!   that parks never keeps a cover.
 //! - **F5. A spare starts** (`Compensation::start_spare`,
-//!   `compensation/spare_slots.rs`, called by `worker::spares::start_spares`):
+//!   `compensation/spare_slots.rs`, called by `worker::spare_threads::start_spares`):
 //!   while fewer spares serve than slots are covered, within
 //!   `Builder::max_spare_workers` (default: as many as the workers; 0 turns
 //!   compensation off, `block_in_place` included). A resting spare thread
@@ -370,17 +382,40 @@
 //!   of workers again.
 //! - **F10. A spare rests, then exits** (`Compensation::rest`,
 //!   `spare_slots.rs`): a spare thread that stepped down waits, for at most
-//!   `Builder::thread_keep_alive` (default 10 s), to serve again for
+//!   `Builder::thread_keep_alive` ([`DEFAULT_THREAD_KEEP_ALIVE`]), to serve again for
 //!   another stuck worker (F5), and exits when it runs out or at shutdown;
 //!   shutdown waits for the spare threads (`runtime/lifecycle/shutdown.rs`, step 4).
 //!   Why the rest: another worker may get stuck soon, and a resting thread
 //!   serves again without a thread start.
 //!
+//! # G. Elastic admission (`admission/`, `spawn_elastic`)
+//!
+//! - **G1. The controller** (`Controller::tick`, `admission/controller.rs`),
+//!   on the monitor thread every [`ELASTIC_SAMPLE_PERIOD`]: the p99
+//!   scheduling latency over the last [`ELASTIC_WINDOW`] above
+//!   [`ELASTIC_TARGET`] lowers the elastic CPU limit by
+//!   [`ELASTIC_DECREASE_FACTOR`] steps (within one window of a cut, only
+//!   if the window's last fifth is above the target too); otherwise,
+//!   while elastic tasks wait for admission, it raises the limit a step;
+//!   otherwise the limit decays by [`ELASTIC_INACTIVE_DECREASE`] of a step
+//!   towards [`ELASTIC_INACTIVE_POINT`] of its range. A step is
+//!   [`ELASTIC_ADJUSTMENT_PER_SECOND`] times the sample period; the limit
+//!   stays within [`ELASTIC_MIN_UTILIZATION`] to
+//!   [`ELASTIC_MAX_UTILIZATION`]. These are `ElasticConfig`'s defaults.
+//!   Why: CockroachDB's elastic CPU controller; the guard keeps a spike
+//!   the window still remembers from being answered twice
+//!   (docs/decisions.md#design-choices).
+//! - **G2. The token bucket** (`Admission::refill`, `admission/mod.rs`):
+//!   refilled at the limit times the capacity (the workers, or the CPU
+//!   limit, E2) in CPU-seconds per second; each admission lets an elastic
+//!   task run for [`ELASTIC_GRANT`] of CPU before C3 ends its grant. Debt
+//!   older than [`FORGIVE_DEBT_EVERY`] is forgiven.
+//!
 //! [`TaskClass::Auto`]: crate::task::TaskClass::Auto
 
 use std::time::Duration;
 
-/// A1–A3: how many self-wakes in a row demote a `TaskClass::Auto` task.
+/// A2: how many self-wakes in a row demote a `TaskClass::Auto` task.
 ///
 /// Four: a request handler that yields once or twice while serving one
 /// request stays foreground, while a loop around `yield_now()` is demoted
@@ -392,7 +427,8 @@ pub(crate) const DEMOTE_AFTER: u32 = 4;
 
 /// A3: how many self-wakes of background tasks a worker lets run on, while
 /// other background tasks wait in its shard of the yield queue, before the
-/// next one takes its turn behind them (`Core::take_turns`); the epoch
+/// next one takes its turn behind them (counted in `Core::background_turn`,
+/// carried out by `Core::take_turns`); the epoch
 /// ends a turn too, if it comes first.
 ///
 /// Not 1, as each `yield_now()` is in tokio: a turn through the shard (its
@@ -639,7 +675,56 @@ pub(crate) const DESCHEDULED_ON_CPU_DIVISOR: u32 = 2;
 #[cfg_attr(loom, allow(dead_code))] // The stat files are left out of loom models.
 pub(crate) const PRIMARIES_STAT_FILES_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Debt older than this is forgiven (the bucket is raised to empty), so a
+/// F10: the default of `Builder::thread_keep_alive`: how long a resting
+/// spare, and an idle blocking-pool thread, waits for work before it
+/// exits. 10 s, tokio's default.
+pub(crate) const DEFAULT_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// E3: how long the cgroup must go without a throttled period before the
+/// pacer's target rises again by [`TARGET_RECOVERY_PERMILLE`]: 1 s
+/// (`cpu_limit/limit_reader.rs`).
+#[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
+pub(crate) const TARGET_RECOVERY_AFTER: Duration = Duration::from_secs(1);
+
+/// G1: the p99 scheduling latency elastic admission keeps under: 1 ms
+/// (`ElasticConfig::target`).
+pub(crate) const ELASTIC_TARGET: Duration = Duration::from_millis(1);
+
+/// G1: the lowest elastic CPU limit, and where it starts: 0.05
+/// (`ElasticConfig::min_utilization`).
+pub(crate) const ELASTIC_MIN_UTILIZATION: f64 = 0.05;
+
+/// G1: the highest elastic CPU limit: 1.0, where CockroachDB uses 0.75
+/// (`ElasticConfig::max_utilization`, which says why).
+pub(crate) const ELASTIC_MAX_UTILIZATION: f64 = 1.0;
+
+/// G1: where an unused limit decays to, as a share of its range: 0.10
+/// (`ElasticConfig::inactive_point`).
+pub(crate) const ELASTIC_INACTIVE_POINT: f64 = 0.10;
+
+/// G1: how many steps a cut takes: 2 (`ElasticConfig::decrease_factor`).
+pub(crate) const ELASTIC_DECREASE_FACTOR: f64 = 2.0;
+
+/// G1: the share of a step an unused limit decays by: 0.25
+/// (`ElasticConfig::inactive_decrease`).
+pub(crate) const ELASTIC_INACTIVE_DECREASE: f64 = 0.25;
+
+/// G1: the limit's change per second of ticks: 0.03
+/// (`ElasticConfig::adjustment_per_second`, which says why).
+pub(crate) const ELASTIC_ADJUSTMENT_PER_SECOND: f64 = 0.03;
+
+/// G1: how often the controller ticks: 100 ms
+/// (`ElasticConfig::sample_period`).
+pub(crate) const ELASTIC_SAMPLE_PERIOD: Duration = Duration::from_millis(100);
+
+/// G1: the window the p99 is computed over: 2.5 s (`ElasticConfig::window`).
+pub(crate) const ELASTIC_WINDOW: Duration = Duration::from_millis(2500);
+
+/// G2: the CPU an elastic task may use per admission: 10 ms
+/// (`ElasticConfig::grant`).
+pub(crate) const ELASTIC_GRANT: Duration = Duration::from_millis(10);
+
+/// G2: debt older than this is forgiven (the bucket is raised to empty), so a
 /// burst of debt (say, one task that ran far past its grant) cannot block
 /// elastic work indefinitely. CockroachDB refills its bucket to full at this
 /// interval instead, which let every elastic task run at once at each

@@ -25,7 +25,8 @@
 //! the next epoch should begin at the rate its calls come in (at least once
 //! per 1024 calls), and at the first read of each epoch asks whether
 //! I/O or a due timer is pending while the worker that watches the driver
-//! has harvested nothing for an epoch (`Core::recheck_idle`, `driver/poll/mod.rs`: "the crowded-host
+//! has left it unharvested at checks `UNSERVED_EPOCHS` epochs apart
+//! (C1 of the policy; `Core::recheck_idle`, `driver/poll/mod.rs`: "the crowded-host
 //! hand-off"). If so, this worker harvests it, and the task moves to the
 //! back of its deque so that the woken tasks run now, on this CPU. Tasks
 //! woken from other threads need no check: a notification claims the idle
@@ -133,7 +134,7 @@ impl Future for YieldIfBusy {
         if context::may_skip_yield() {
             if context::note_fast_path_point() {
                 // Rarely: does the idle worker really serve? (`step_aside.rs`)
-                let poll = step_aside::idle_recheck(cx);
+                let poll = step_aside::fast_path_epoch_check(cx);
                 self.yielded = poll.is_pending();
                 return poll;
             }

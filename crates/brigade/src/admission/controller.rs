@@ -23,6 +23,12 @@
 
 use std::time::Duration;
 
+use crate::policy::{
+    ELASTIC_ADJUSTMENT_PER_SECOND, ELASTIC_DECREASE_FACTOR, ELASTIC_GRANT,
+    ELASTIC_INACTIVE_DECREASE, ELASTIC_INACTIVE_POINT, ELASTIC_MAX_UTILIZATION,
+    ELASTIC_MIN_UTILIZATION, ELASTIC_SAMPLE_PERIOD, ELASTIC_TARGET, ELASTIC_WINDOW,
+};
+
 /// Settings of elastic CPU admission (see [`spawn_elastic`](crate::spawn_elastic)),
 /// given to [`Builder::elastic`](crate::Builder::elastic).
 ///
@@ -106,17 +112,18 @@ pub struct ElasticConfig {
 
 impl Default for ElasticConfig {
     fn default() -> Self {
+        // G1 and G2 of the policy (`policy.rs`).
         ElasticConfig {
-            target: Duration::from_millis(1),
-            min_utilization: 0.05,
-            max_utilization: 1.0,
-            inactive_point: 0.10,
-            decrease_factor: 2.0,
-            inactive_decrease: 0.25,
-            adjustment_per_second: 0.03,
-            sample_period: Duration::from_millis(100),
-            window: Duration::from_millis(2500),
-            grant: Duration::from_millis(10),
+            target: ELASTIC_TARGET,
+            min_utilization: ELASTIC_MIN_UTILIZATION,
+            max_utilization: ELASTIC_MAX_UTILIZATION,
+            inactive_point: ELASTIC_INACTIVE_POINT,
+            decrease_factor: ELASTIC_DECREASE_FACTOR,
+            inactive_decrease: ELASTIC_INACTIVE_DECREASE,
+            adjustment_per_second: ELASTIC_ADJUSTMENT_PER_SECOND,
+            sample_period: ELASTIC_SAMPLE_PERIOD,
+            window: ELASTIC_WINDOW,
+            grant: ELASTIC_GRANT,
             use_idle_workers: true,
         }
     }

@@ -10,7 +10,7 @@
 //!   no timers. Both share [`EVENT_INTERVAL`](crate::policy::EVENT_INTERVAL) and [`PollPark`].
 //! - The reactor (`reactor.rs`): source registration, the `mio::Waker`, and
 //!   event dispatch to each source's readiness cell (`scheduled_io.rs`).
-//! - The timers (`time.rs`): a hierarchical timing wheel (`wheel.rs`) under
+//! - The timers (`timers.rs`): a hierarchical timing wheel (`wheel.rs`) under
 //!   a mutex, advanced by whoever polls.
 //! - The signal listener (`signal.rs`, Unix): one socket per runtime,
 //!   registered with the reactor, fed by signal-hook-registry's handlers.
@@ -36,7 +36,8 @@
 //!   once-per-epoch check, and before taking a task from the yield queue.
 //!   While a worker watches, the same checks ask instead whether it serves
 //!   (`poll/mod.rs`, "the crowded-host hand-off"): a busy worker harvests
-//!   pending work when the watcher has harvested nothing for an epoch.
+//!   pending work when it stayed unharvested at checks
+//!   `UNSERVED_EPOCHS` epochs apart (C1 of the policy).
 //! - The optional **fallback thread** covers the gap when every worker is
 //!   busy: whenever no worker is parked in the poll, it waits in `poll(2)` on
 //!   the epoll descriptor itself (readable while events are pending; it does

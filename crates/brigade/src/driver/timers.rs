@@ -14,7 +14,7 @@ use super::wheel::{TimerKey, Wheel};
 use crate::sync::{Mutex, lock};
 
 /// Pending timers of one runtime.
-pub(crate) struct TimeDriver {
+pub(crate) struct Timers {
     pub(crate) clock: Clock,
     start: Instant,
     wheel: Mutex<Wheel>,
@@ -30,10 +30,10 @@ pub(crate) enum Registered {
     Pending { key: TimerKey, earliest: bool },
 }
 
-impl TimeDriver {
+impl Timers {
     pub(crate) fn new() -> Self {
         let start = Instant::now();
-        TimeDriver {
+        Timers {
             clock: Clock::new(start),
             start,
             wheel: Mutex::new(Wheel::new()),

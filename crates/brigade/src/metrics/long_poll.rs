@@ -2,8 +2,8 @@
 //! returning to the scheduler, naming where it was spawned.
 //!
 //! Timing every poll would cost two clock reads per poll. Instead each
-//! worker publishes what it is polling in a [`PollWatch`] (two plain stores
-//! per poll, no clock), and the monitor thread samples every watch every
+//! worker publishes what it is polling in a [`PollRecord`] (two plain stores
+//! per poll, no clock), and the monitor thread samples every poll record every
 //! `threshold / 2` (or every compensation threshold, if that is sooner). A
 //! *stretch* (a poll, or the part of a poll between two yield points) seen
 //! running across samples spanning at least the threshold is counted and
@@ -17,7 +17,7 @@
 //! Yield points count because `yield_if_busy()` returns at once while a
 //! worker is idle: a loop that calls it after every unit then runs as one
 //! long poll, yet delays nobody and would step aside as soon as someone
-//! waited. Each such call bumps the watch ([`PollWatch::yield_point`]), so
+//! waited. Each such call bumps the record ([`PollRecord::yield_point`]), so
 //! only stretches without a yield point are reported.
 //!
 //! ## Protocol
@@ -30,7 +30,7 @@
 //! the next poll starts may belong to that poll; the report is a diagnostic,
 //! so that rare mix-up is acceptable.
 // Under loom: the detector runs on the monitor thread, which loom models
-// leave out (the watch itself is modelled).
+// leave out (the record itself is modelled).
 #![cfg_attr(loom, allow(dead_code))]
 
 use std::collections::HashMap;
@@ -41,11 +41,11 @@ use crossbeam_utils::atomic::AtomicCell;
 use std::time::{Duration, Instant};
 
 /// What one worker is polling.
-pub(crate) struct PollWatch {
+pub(crate) struct PollRecord {
     seq: AtomicU64,
     /// The clock back-off of the worker's amortised idle check
     /// (`Core::recheck_idle`), an epoch gate's (`epoch.rs`), kept beside
-    /// `seq` because the fast path already holds this watch: fast-path
+    /// `seq` because the fast path already holds this record: fast-path
     /// calls left until the next clock read, the calls between the last
     /// read and the next, and the time of the last read. Only the owning
     /// worker touches them.
@@ -55,9 +55,9 @@ pub(crate) struct PollWatch {
     location: AtomicCell<Option<&'static Location<'static>>>,
 }
 
-impl Default for PollWatch {
+impl Default for PollRecord {
     fn default() -> Self {
-        PollWatch {
+        PollRecord {
             seq: AtomicU64::new(0),
             gate_calls_left: AtomicU64::new(1),
             gate_stride: AtomicU64::new(1),
@@ -67,7 +67,7 @@ impl Default for PollWatch {
     }
 }
 
-impl PollWatch {
+impl PollRecord {
     /// A poll of the task spawned at `location` starts (owning worker only).
     pub(crate) fn begin(&self, location: &'static Location<'static>) {
         self.location.store(Some(location));
@@ -170,7 +170,7 @@ pub(crate) struct Running {
     pub(crate) ran_for: Duration,
     /// Where its task was spawned.
     pub(crate) location: &'static Location<'static>,
-    /// Its watch sequence number (see [`PollWatch::seq`]).
+    /// Its poll sequence number (see [`PollRecord::seq`]).
     pub(crate) seq: u64,
 }
 
@@ -227,17 +227,17 @@ impl LongPollDetector {
         &self.running
     }
 
-    /// Samples every slot's watch and reports as the type says. Returns how
+    /// Samples every slot's poll record and reports as the type says. Returns how
     /// many stretches passed the threshold since the last check.
     pub(crate) fn check<'a>(
         &mut self,
-        watches: impl Iterator<Item = &'a PollWatch>,
+        records: impl Iterator<Item = &'a PollRecord>,
         now: Instant,
     ) -> u64 {
         let mut detected = 0;
         self.running.clear();
-        for (slot, watch) in watches.enumerate() {
-            let seq = watch.seq.load(Ordering::Acquire);
+        for (slot, record) in records.enumerate() {
+            let seq = record.seq.load(Ordering::Acquire);
             let observed = self.observed[slot];
             let ran_for = now.saturating_duration_since(observed.first_seen);
             if seq == observed.seq {
@@ -263,7 +263,7 @@ impl LongPollDetector {
             self.observed[slot] = Observation {
                 seq,
                 first_seen: now,
-                location: watch.location(),
+                location: record.location(),
                 level: 0,
                 warned: false,
             };
@@ -343,14 +343,14 @@ mod tests {
     fn the_location_cell_is_a_plain_atomic_word() {
         // `begin` runs at every poll: the cell must be lock-free (one store).
         assert!(AtomicCell::<Option<&'static Location<'static>>>::is_lock_free());
-        let watch = PollWatch::default();
-        assert!(watch.location().is_none());
+        let record = PollRecord::default();
+        assert!(record.location().is_none());
         let here = Location::caller();
-        watch.begin(here);
-        assert_eq!(watch.location(), Some(here));
-        assert_eq!(watch.seq() % 2, 1, "a stretch runs");
-        watch.end();
-        assert_eq!(watch.seq() % 2, 0);
+        record.begin(here);
+        assert_eq!(record.location(), Some(here));
+        assert_eq!(record.seq() % 2, 1, "a stretch runs");
+        record.end();
+        assert_eq!(record.seq() % 2, 0);
     }
 
     // Under loom the gate reads the clock at every call.
@@ -362,14 +362,14 @@ mod tests {
         // reads have measured the rate, every epoch is seen at its first
         // call (the clock read at the call after each epoch begins), and
         // the clock is read about once per epoch.
-        let watch = PollWatch::default();
+        let record = PollRecord::default();
         let per_call = 10_000;
         let (mut reads, mut sightings) = (0, Vec::new());
         let mut last_epoch = u64::MAX;
         for call in 1..=3_000u64 {
             let now = 1_000_000 + call * per_call;
-            if watch.fast_path_point() {
-                watch.gate_read(now);
+            if record.fast_path_point() {
+                record.gate_read(now);
                 reads += 1;
                 if epoch_of(now) != last_epoch {
                     last_epoch = epoch_of(now);

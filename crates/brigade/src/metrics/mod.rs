@@ -467,7 +467,7 @@ impl RuntimeMetrics {
     }
 
     /// How many times the monitor moved a worker off a CPU that another
-    /// runnable worker had shared with it for several watches, onto an
+    /// runnable worker had shared with it for several samples, onto an
     /// idle CPU of its mask that no runnable worker held: the kernel places
     /// a thread mostly as it wakes, and a worker that never sleeps (one
     /// with background work to run) can be left beside another for seconds

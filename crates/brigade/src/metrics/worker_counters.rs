@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Histogram;
-use super::long_poll::PollWatch;
+use super::long_poll::PollRecord;
 
 /// Counters one worker writes. Each has a single writer (its worker thread),
 /// so increments are a `Relaxed` load and store, not a locked RMW; readers
@@ -39,7 +39,7 @@ pub(crate) struct WorkerCounters {
     /// Time waited in the yield queue.
     pub(crate) yield_delay: Histogram,
     /// What this worker is polling, for the long-poll detector.
-    pub(crate) watch: PollWatch,
+    pub(crate) poll_record: PollRecord,
 }
 
 impl Default for WorkerCounters {
@@ -59,7 +59,7 @@ impl Default for WorkerCounters {
             scheduling_latency: Histogram::new(),
             poll_duration: Histogram::new(),
             yield_delay: Histogram::new(),
-            watch: PollWatch::default(),
+            poll_record: PollRecord::default(),
         }
     }
 }

@@ -14,7 +14,7 @@
 //!   points at that runtime's idle state word (see `idle.rs`); everywhere
 //!   else at [`NOT_A_WORKER`], a constant that reads as "a worker is idle",
 //!   so the fast path's test is one TLS read, one load and one compare,
-//!   with no null check (its note to the long-poll detector, `POLL_WATCH`,
+//!   with no null check (its note to the long-poll detector, `POLL_RECORD`,
 //!   is one more TLS read). While a worker polls an elastic task it points at
 //!   [`FORCE_SLOW_PATH`], a constant that reads as "no worker is idle", so
 //!   every call reaches the slow path, where the task's CPU grant is checked.
@@ -22,7 +22,7 @@
 //!   reads the worker's idle word through `LOOM_IDLE_WORD` instead, and
 //!   `SLOW_PATH_FORCED` stands in for the constant: the same load of the
 //!   same word, one more pointer away.
-//! - `POLL_WATCH`: this worker's long-poll watch, or null.
+//! - `POLL_RECORD`: this worker's long-poll record, or null.
 //! - `HANDLE` (an owned clone) and `IN_BLOCK_ON`: the runtime
 //!   `brigade::spawn` uses, and whether `block_on` is running here.
 //!   `HANDLE` mirrors the innermost entry of the thread's stack of entered
@@ -41,7 +41,7 @@ crate::sync::cfg_not_loom! {
 
     use crate::driver::Driver;
 }
-use crate::metrics::long_poll::PollWatch;
+use crate::metrics::long_poll::PollRecord;
 use crate::runtime::handle::Handle;
 use crate::runtime::scheduler::idle;
 use crate::sync::Scoped;
@@ -74,7 +74,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 crate::sync::scheduler_thread_local! {
     static HANDLE: RefCell<Option<Handle>> = RefCell::new(None);
     static IN_BLOCK_ON: Cell<bool> = Cell::new(false);
-    static POLL_WATCH: Scoped<PollWatch> = Scoped::unset();
+    static POLL_RECORD: Scoped<PollRecord> = Scoped::unset();
 }
 
 #[cfg(not(loom))]
@@ -134,19 +134,19 @@ pub(crate) fn may_skip_yield() -> bool {
 /// Tells the long-poll detector that the running task reached a yield
 /// point, so the stretch it measures restarts (`yield_if_busy()` calls this
 /// when it lets the task continue). One TLS read and, on a worker, two
-/// plain memory operations on that worker's own watch.
+/// plain memory operations on that worker's own poll record.
 #[inline(always)]
 pub(crate) fn note_yield_point() {
-    POLL_WATCH.with(|watch| watch.with(|watch| watch.map(PollWatch::yield_point)));
+    POLL_RECORD.with(|record| record.with(|record| record.map(PollRecord::yield_point)));
 }
 
 /// [`note_yield_point`] on `yield_if_busy()`'s fast path, which also counts
 /// the call for the amortised idle check: a few more plain memory
-/// operations on the same watch. Returns `true` when the check's clock
+/// operations on the same record. Returns `true` when the check's clock
 /// back-off says to read the clock (`Core::recheck_idle`).
 #[inline(always)]
 pub(crate) fn note_fast_path_point() -> bool {
-    POLL_WATCH.with(|watch| watch.with(|watch| watch.is_some_and(PollWatch::fast_path_point)))
+    POLL_RECORD.with(|record| record.with(|record| record.is_some_and(PollRecord::fast_path_point)))
 }
 
 /// Runs `f` with `yield_if_busy()`'s fast path switched off on this thread
@@ -275,12 +275,12 @@ pub(crate) fn run_in_context<R>(handle: Handle, f: impl FnOnce() -> R) -> R {
 
 /// Runs the worker loop `f` with this thread made the worker running
 /// `worker`, of `handle`'s runtime, whose idle state word is `idle_word`
-/// and whose long-poll watch is `watch`.
+/// and whose poll record is `record`.
 pub(crate) fn run_worker<R>(
     worker: &(dyn Worker + 'static),
     handle: Handle,
     idle_word: &crate::sync::AtomicUsize,
-    watch: &PollWatch,
+    record: &PollRecord,
     f: impl FnOnce() -> R,
 ) -> R {
     #[cfg(not(loom))]
@@ -291,12 +291,12 @@ pub(crate) fn run_worker<R>(
             LOOM_IDLE_WORD.with(|word| word.set(idle_word, f))
         })
     };
-    // Yield points bump the watch for the long-poll detector and for
+    // Yield points bump the poll record for the long-poll detector and for
     // compensation, which both need to tell stretches apart.
     // It also counts fast-path calls for the amortised idle check, so it is
     // set on every worker.
-    let with_watch = || POLL_WATCH.with(|current| current.set(watch, run));
-    with_handle(handle, false, with_watch)
+    let with_record = || POLL_RECORD.with(|current| current.set(record, run));
+    with_handle(handle, false, with_record)
 }
 
 /// Runs `f` on a blocking-pool thread of `handle`'s runtime.

@@ -27,9 +27,10 @@
 //   `Driver::park_in_poll`).
 // - A worker **waits for work** when it found none: it counts itself idle,
 //   re-checks every queue, parks, and counts itself back
-//   (`Idle::wait_for_work`, `idle.rs`).
-// - A task **steps aside** when it gives way to waiting work: to the back
-//   of its worker's deque, or into the yield queue, where it **waits**
+//   (`Idle::wait_for_work`, `scheduler/idle.rs`).
+// - A task **gives way** to waiting work at a yield point in one of two
+//   ways (C5 of the policy): it **moves to the back** of its worker's
+//   deque, or it **steps aside** into the yield queue, where it **waits**
 //   until a worker has nothing else to do (`yield_queue/`).
 // - A busy worker's **epoch** bounds how often it does its expensive
 //   checks (`src/epoch.rs`).

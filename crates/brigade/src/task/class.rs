@@ -122,7 +122,7 @@ pub(crate) enum WakeClass {
 }
 
 impl ClassState {
-    /// The policy of a task spawned as `class`; `demote` is the runtime's
+    /// The class state of a task spawned as `class`; `demote` is the runtime's
     /// [`Builder::demote_background`](crate::Builder::demote_background).
     pub(crate) fn new(class: TaskClass, demote: bool) -> Self {
         match class {

@@ -1,6 +1,6 @@
 //! What a task's poll sees of the thread it runs on: its own header and
 //! waker, and the worker running it. The thread's runtime, its idle word
-//! and its long-poll watch are the scheduler's (`runtime/context.rs`).
+//! and its long-poll record are the scheduler's (`runtime/context.rs`).
 //!
 //! Every thread-local here is set for the duration of a closure and
 //! restored when it returns or unwinds (`Scoped`, `sync/scoped.rs`):

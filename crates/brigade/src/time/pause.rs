@@ -107,7 +107,7 @@ pub async fn advance(duration: Duration) {
     if driver.clock().advance(duration) == Err(ClockError::NotPaused) {
         not_paused("advance");
     }
-    driver.time.process();
+    driver.timers.process();
     drop(driver);
     let on_worker = context::on_worker();
     if on_worker {

@@ -125,7 +125,7 @@ impl Wait {
 
     fn cancel(&mut self) {
         if let Some(timer) = self.timer.take() {
-            self.driver.time.remove(timer);
+            self.driver.timers.remove(timer);
         }
     }
 
@@ -135,7 +135,7 @@ impl Wait {
             return Poll::Ready(());
         }
         if let Some(timer) = self.timer {
-            if !self.driver.time.poll_fired(timer, cx.waker()) {
+            if !self.driver.timers.poll_fired(timer, cx.waker()) {
                 return Poll::Pending;
             }
             self.cancel();
@@ -147,7 +147,7 @@ impl Wait {
         }
         match self
             .driver
-            .time
+            .timers
             .register(self.deadline.into_std(), cx.waker())
         {
             Registered::Expired => {

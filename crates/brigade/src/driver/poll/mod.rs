@@ -74,7 +74,7 @@ use super::park::Parker;
 use super::reactor::{PollState, Reactor};
 #[cfg(unix)]
 use super::signal::{Listener, RuntimeSignals};
-use super::timers::TimeDriver;
+use super::timers::Timers;
 use super::{PollPark, Relief, UnservedProbe, Watch, earliest};
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering, lock, wait};
 use wait::{WakePipe, Woken, is_readable_now, timeout_millis, wait_readable};
@@ -88,7 +88,7 @@ use wait::{WakePipe, Woken, is_readable_now, timeout_millis, wait_readable};
 /// see "Fallback coordination" above.
 pub(crate) struct Driver {
     pub(crate) reactor: Reactor,
-    pub(crate) time: TimeDriver,
+    pub(crate) timers: Timers,
     poll: Mutex<PollState>,
     /// Who watches the poll (see the module docs).
     watch: Watch,
@@ -134,7 +134,7 @@ impl Driver {
         let (reactor, poll_state) = Reactor::new()?;
         Ok(Driver {
             reactor,
-            time: TimeDriver::new(),
+            timers: Timers::new(),
             poll: Mutex::new(poll_state),
             watch: Watch::default(),
             harvests: AtomicU64::new(0),
@@ -158,7 +158,7 @@ impl Driver {
     fn turn(&self, state: &mut PollState, timeout: Option<Duration>) -> usize {
         let woken = self.reactor.turn(state, timeout);
         self.harvests.fetch_add(1, Ordering::Relaxed);
-        woken + self.time.process()
+        woken + self.timers.process()
     }
 
     /// A non-blocking poll of I/O and timers, if nobody else holds the
@@ -179,7 +179,7 @@ impl Driver {
             Ok(mut state) => {
                 let woken = self.reactor.turn_if_may_have_events(&mut state);
                 self.harvests.fetch_add(1, Ordering::Relaxed);
-                woken + self.time.process()
+                woken + self.timers.process()
             }
             Err(_) => 0,
         }
@@ -260,7 +260,7 @@ impl Driver {
     /// Returns what woke it and when its wait would have timed out at the
     /// latest.
     fn watch_wait(&self, cap: Option<Duration>) -> (Woken, u64) {
-        let mut timeout = earliest(self.time.time_to_next(), cap);
+        let mut timeout = earliest(self.timers.time_to_next(), cap);
         let relieved = self.relief.remaining(self.nanos_since_start());
         if let Some(left) = relieved {
             let left = Duration::from_nanos(left);
@@ -333,14 +333,14 @@ impl Driver {
             return true;
         }
         loop {
-            let Some(due) = self.time.next_due().filter(|_| self.time.len() > 0) else {
+            let Some(due) = self.timers.next_due().filter(|_| self.timers.len() > 0) else {
                 return false;
             };
-            if !self.time.clock.is_paused() || !may_advance() {
+            if !self.timers.clock.is_paused() || !may_advance() {
                 return false;
             }
-            self.time.clock.advance_to(due);
-            if self.time.process() > 0 {
+            self.timers.clock.advance_to(due);
+            if self.timers.process() > 0 {
                 return true;
             }
         }
@@ -348,14 +348,14 @@ impl Driver {
 
     /// The runtime's clock.
     pub(crate) fn clock(&self) -> &Clock {
-        &self.time.clock
+        &self.timers.clock
     }
 
     /// Releases a hold on the clock (`driver/clock.rs`), waking the
     /// watcher if it was the last one of a paused clock: it may now
     /// auto-advance.
     pub(crate) fn release_hold(&self) {
-        if self.time.clock.release_hold() {
+        if self.timers.clock.release_hold() {
             self.unpark_watcher();
         }
     }
@@ -391,7 +391,7 @@ impl Driver {
     /// the epoll descriptor, which consumes nothing) or a timer is due that
     /// the watcher, if any, should have woken for already.
     fn has_pending_work(&self) -> bool {
-        let timer_due = self.time.time_to_next() == Some(Duration::ZERO)
+        let timer_due = self.timers.time_to_next() == Some(Duration::ZERO)
             && self.nanos_since_start() >= self.watch_deadline.load(Ordering::Relaxed);
         timer_due || is_readable_now(self.reactor.poll_fd())
     }
@@ -428,12 +428,12 @@ impl Driver {
 
     /// When the next timer is due, if one is registered.
     pub(crate) fn time_to_next(&self) -> Option<Duration> {
-        self.time.time_to_next()
+        self.timers.time_to_next()
     }
 
     /// Timers (sleeps, timeouts, intervals) registered right now.
     pub(crate) fn num_timers(&self) -> usize {
-        self.time.len()
+        self.timers.len()
     }
 
     /// Whether a worker watches the driver's poll (then nobody else needs
@@ -497,7 +497,7 @@ impl Driver {
             if self.shutdown.load(Ordering::Acquire) {
                 break;
             }
-            wait_readable(self.reactor.poll_fd(), None, self.time.time_to_next());
+            wait_readable(self.reactor.poll_fd(), None, self.timers.time_to_next());
             if self.shutdown.load(Ordering::Acquire) {
                 break;
             }
@@ -510,7 +510,7 @@ impl Driver {
     }
 
     /// Stops the fallback thread (if any), fails all pending I/O and fires
-    /// every timer (`TimeDriver::shutdown`).
+    /// every timer (`Timers::shutdown`).
     pub(crate) fn shutdown(&self) {
         self.shutdown.store(true, Ordering::Release);
         {
@@ -519,7 +519,7 @@ impl Driver {
         }
         self.reactor.wake();
         self.reactor.shutdown();
-        self.time.shutdown();
+        self.timers.shutdown();
     }
 }
 

@@ -96,7 +96,7 @@ impl Builder {
             max_blocking_threads: 512,
             thread_naming: Default::default(),
             thread_stack_size: None,
-            thread_keep_alive: Duration::from_secs(10),
+            thread_keep_alive: crate::policy::DEFAULT_THREAD_KEEP_ALIVE,
             driver_thread: false,
             elastic: ElasticConfig::default(),
             latency_sample_every: DEFAULT_LATENCY_SAMPLE_EVERY,
@@ -502,8 +502,8 @@ impl Builder {
     }
 
     /// Whether the monitor thread moves a worker that the kernel has left
-    /// on the same CPU as another busy worker, for 4 of its watches in a row
-    /// (about 15–20 ms at the default watch interval), to a CPU that no busy
+    /// on the same CPU as another busy worker, for 4 of its samples in a row
+    /// (about 15–20 ms at the default sample interval), to a CPU that no busy
     /// worker holds and that was idle at least 10% of the last 100 ms or
     /// so. Default `true`; Linux only.
     ///
@@ -517,8 +517,8 @@ impl Builder {
     /// a CPU outside its own mask (`taskset`, a cpuset) is never used. A CPU
     /// that another process keeps busy is not a target: a worker would get
     /// half of it there too. At most one move per 100 ms. The monitor reads
-    /// each worker's `/proc/self/task/TID/stat` at each watch, so with both
-    /// the long-poll detector and compensation off (no watches) nothing is
+    /// each worker's `/proc/self/task/TID/stat` at each sample, so with both
+    /// the long-poll detector and compensation off (no samples) nothing is
     /// moved.
     ///
     /// The mask given back is the one the kernel reported, which Linux 6.2

@@ -27,7 +27,7 @@ use crate::runtime::threads::proc_file::{ProcBuf, ProcFile, ThreadState};
 /// `compensation/mod.rs`). Also retries starting spares that covered
 /// slots still lack (a thread that could not be started). Returns whether a
 /// slot needed a spare but every spare was serving already. The monitor
-/// thread calls it at each sample of the workers' poll watches.
+/// thread calls it at each sample of the workers' poll records.
 pub(crate) fn compensate(
     shared: &Arc<Shared>,
     running: &[Running],
@@ -63,11 +63,11 @@ pub(crate) fn compensate(
             return compensation.max_spares() > 0;
         }
         let cpu = compensation.clock(stretch.slot).read();
-        let watch = &shared.metrics.worker(stretch.slot).watch;
+        let record = &shared.metrics.worker(stretch.slot).poll_record;
         let covered = compensation.cover_running(
             stretch.slot,
             stretch.seq,
-            || watch.seq(),
+            || record.seq(),
             shared.clock_nanos(),
             cpu,
         );
@@ -170,7 +170,7 @@ impl Verdict {
 /// What the judge last saw of a runnable stretch.
 #[derive(Debug, Clone, Copy)]
 struct Probe {
-    /// The stretch's watch sequence number.
+    /// The stretch's poll sequence number.
     seq: u64,
     at: Instant,
     cpu_nanos: u64,

@@ -12,7 +12,7 @@
 //! ## Slots
 //! A runtime has `workers + max_spares` worker *slots*. Each slot has a
 //! deque (its stealer is in `Shared::stealers`), a parker in `Idle`, and a
-//! metrics cell with its poll watch. Slots `0..workers` are the primaries,
+//! metrics cell with its poll record. Slots `0..workers` are the primaries,
 //! each run by its own thread for the runtime's whole life. The others are
 //! spare slots. A spare slot is *vacant* (no thread; its deque is kept
 //! here), *serving* (its thread runs the worker loop) or *resting* (its
@@ -39,7 +39,7 @@
 //! - `block_in_place` covers its own slot for the length of its closure.
 //!
 //! The cover ends when the stretch does. The monitor ends a cover it made
-//! once the slot's watch shows the stretch has ended, at its next sample
+//! once the slot's poll record shows the stretch has ended, at its next sample
 //! (`end_stale_covers`: the poll returned, or went past a yield point), and
 //! takes back a late cover (below). The slot's own thread ends any cover
 //! before it parks, after an elastic poll and at an elastic task's yield
@@ -56,7 +56,7 @@
 //!
 //! ## Protocol
 //! - A slot's cover is one atomic word, its *owner*: 0 when uncovered,
-//!   else the tag of whoever holds it (the monitor: the watch sequence
+//!   else the tag of whoever holds it (the monitor: the poll sequence
 //!   number of the stretch it covered; or `block_in_place`). It is set by a
 //!   compare-exchange from 0, so one coverer wins; `block_in_place` takes
 //!   over a monitor's cover by a swap. The slot's own thread clears any
@@ -71,7 +71,7 @@
 //!   for the lock-free pre-check ([`is_surplus`](Compensation::is_surplus)).
 //! - The monitor's cover can come late: it saw a stretch running, but the
 //!   poll ended before the owner word was set. The monitor then re-reads the
-//!   slot's watch and takes the cover back, and a worker that parks checks
+//!   slot's poll record and takes the cover back, and a worker that parks checks
 //!   for a cover after its park fence
 //!   ([`cover_running`](Compensation::cover_running) says how the two
 //!   fences pair). A late cover the re-read misses is ended by the next
@@ -102,7 +102,7 @@ use crate::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, Ordering, fence, lock}
 /// One slot's cover.
 ///
 /// `owner` is the whole protocol state of the cover: [`UNCOVERED`], or the
-/// tag of whoever holds it: the watch sequence number of the stretch the
+/// tag of whoever holds it: the poll sequence number of the stretch the
 /// monitor covered (odd, so never 0), or [`BLOCK_IN_PLACE`]. Covering is a
 /// compare-exchange from `UNCOVERED`; the monitor only ever clears its own
 /// tag (a compare-exchange), so it cannot end a `block_in_place` cover.
@@ -261,7 +261,7 @@ impl<D> Compensation<D> {
         )
     }
 
-    /// Covers `slot` for `owner` (a stretch's watch sequence number, or
+    /// Covers `slot` for `owner` (a stretch's poll sequence number, or
     /// [`BLOCK_IN_PLACE`]) from `at_nanos` (runtime clock), when its thread
     /// had used `cpu_nanos` of CPU: asks for a spare to serve in its place.
     /// Returns `false` if it was covered already. Follow with
@@ -317,11 +317,11 @@ impl<D> Compensation<D> {
     }
 
     /// F4 of the policy (`policy.rs`): the monitor's cover of a slot whose
-    /// stretch it saw running at watch sequence `seen`: covers it, then
+    /// stretch it saw running at poll sequence `seen`: covers it, then
     /// checks with `seq_now` that the stretch still runs, and takes the
     /// cover back if it ended meanwhile.
     ///
-    /// The slot's thread stores its watch sequence when the poll ends, and
+    /// The slot's thread stores its poll sequence when the poll ends, and
     /// later, if it parks, issues a `SeqCst` fence (in `Idle::wait_for_work`) before
     /// it checks `is_covered` (in its `has_work`). Here the cover's
     /// compare-exchange is followed by a `SeqCst` fence and then the load of

@@ -3,11 +3,11 @@
 //! resize), and what follows a change (the pacer, the running workers,
 //! elastic admission's capacity).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::cgroup::Quota;
 use super::{LimitSource, period_of, workers_for};
-use crate::policy::LIMIT_REREAD;
+use crate::policy::{LIMIT_REREAD, TARGET_RECOVERY_AFTER};
 use crate::runtime::Shared;
 use crate::sync::Ordering;
 
@@ -27,7 +27,7 @@ pub(crate) struct LimitReader {
 }
 
 impl LimitReader {
-    /// The watch of `source`, whose limit read at build was `limit`.
+    /// The reader of `source`, whose limit read at build was `limit`.
     pub(crate) fn new(source: LimitSource, limit: Option<Quota>, warned: bool) -> Self {
         let counters = source.read_throttling();
         let now = Instant::now();
@@ -58,7 +58,7 @@ impl LimitReader {
         state
             .throttled_nanos
             .store(counters.1.saturating_sub(self.base.1), Ordering::Relaxed);
-        let quiet_second = throttled == 0 && now >= self.quiet_since + Duration::from_secs(1);
+        let quiet_second = throttled == 0 && now >= self.quiet_since + TARGET_RECOVERY_AFTER;
         if throttled > 0 || quiet_second {
             self.quiet_since = now;
         }

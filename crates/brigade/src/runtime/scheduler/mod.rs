@@ -1,6 +1,6 @@
 //! The scheduler: where a task goes when it is spawned, woken or steps
 //! aside (`placement.rs`, carried out by `schedule.rs` and
-//! `worker/placement.rs`), the workers that run it (`worker/`, whose
+//! `worker/carry_out.rs`), the workers that run it (`worker/`, whose
 //! `next_task` is the order a worker looks for work in), and the state they
 //! share: who is idle (`idle.rs`), the attention holds (`attention.rs`), the
 //! run-next slots seen by stealers (`run_next_slot.rs`), the shutdown flag

@@ -2,9 +2,16 @@
 //! policy (`policy.rs`) as one decision, [`place`].
 //!
 //! Every spawn and every wake-up of a task of this runtime comes here,
-//! from `task::host::schedule` through `Shared::schedule_on_worker` (on
-//! one of the runtime's workers) or `Shared::schedule_off_workers`
-//! (anywhere else).
+//! through `Shared::schedule_on_worker` (on one of the runtime's workers)
+//! or `Shared::schedule_off_workers` (anywhere else): a wake-up from
+//! `task::task_host::schedule`, a spawn from `Shared::spawn`.
+//!
+//! What this decision does not cover, because no wake-up is scheduled
+//! there: a task at a yield point that steps aside keeps its own waker
+//! in the yield queue (C5, `Core::decide` and `Core::defer_wake` in
+//! `worker/step_aside.rs`), and is placed here only when a worker takes it
+//! back and wakes it (B2, B7, B9: `WakeMode::HandBack`); the run-next
+//! slot's overflow (B4) moves a task that was placed already.
 //! [`place`] answers with a [`Placement`]; the caller carries it out
 //! (`Core::carry_out` on a worker, `Shared::schedule_off_workers` off
 //! them) and does nothing else that
@@ -18,8 +25,19 @@
 //! turn (A3, `Core::background_turn`) may read the clock and the driver.
 //! The tests below drive [`place`] with a table of situations.
 
-use crate::runtime::scheduler::worker::step_aside::BackgroundTurn;
 use crate::task::class::WakeClass;
+
+/// What a background task's self-wake does (`Core::background_turn`, A3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BackgroundTurn {
+    /// It is scheduled as usual, at the back of the deque.
+    RunsOn,
+    /// It steps aside into the yield queue: other work waits.
+    StepsAside,
+    /// It takes turns with the background tasks in its worker's shard of
+    /// the yield queue (`Core::take_turns`).
+    TakesTurns,
+}
 
 /// Why a task became runnable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

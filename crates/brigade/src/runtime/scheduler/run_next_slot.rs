@@ -14,7 +14,7 @@
 //!
 //! Unlike tokio's LIFO slot, a task here can be stolen, but only once it
 //! is *open*: when the poll that filled the slot goes on past a yield
-//! point with a worker idle, or for a monitor watch without one
+//! point with a worker idle, or at a monitor sample without one
 //! (`worker/spawned.rs` has who opens it and when). Until then only the
 //! owner takes it, so a searching worker never takes from a busy worker
 //! the task that worker is about to run (a cross-thread hand-off per

@@ -2,14 +2,14 @@
 //! tasks enters the scheduler, on a worker ([`Shared::schedule_on_worker`])
 //! or off the workers ([`Shared::schedule_off_workers`]). Both ask
 //! `placement::place` where the task goes and carry out its answer; the
-//! worker's side of that is `worker/placement.rs`. The task layer reaches
+//! worker's side of that is `worker/carry_out.rs`. The task layer reaches
 //! the two through [`TaskHost`], which [`Shared`] implements here.
 
 use async_task::ScheduleInfo;
 
 use crate::runtime::Shared;
+use crate::runtime::scheduler::placement::BackgroundTurn;
 use crate::runtime::scheduler::placement::{Arrival, Placement, Situation, WakeMode, place};
-use crate::runtime::scheduler::worker::step_aside::BackgroundTurn;
 use crate::task::class::WakeClass;
 use crate::task::registry::Registry;
 use crate::task::task_host::TaskHost;

@@ -3,7 +3,7 @@
 //! moving one off. The test stacks them itself, by setting both workers'
 //! CPU masks to one CPU, for a little over the spreader's idle window (so
 //! that the other CPU reads idle, unless other tests keep it busy), then
-//! gives them their masks back and runs the spreader's watches at once,
+//! gives them their masks back and runs the spreader's samples at once,
 //! before the kernel's balancer gets to them. An attempt where the kernel
 //! got there first, or the other CPU did not read idle, is made again. The
 //! runtime is built with `spread_workers(false)` so that its own monitor

@@ -7,7 +7,7 @@
 //! - admits elastic tasks waiting in the admission queue as soon as the
 //!   token bucket has tokens again (or, for coarse tasks, a coarse slot is
 //!   free);
-//! - samples the workers' poll watches for the long-poll detector, and
+//! - samples the workers' poll records for the long-poll detector, and
 //!   covers workers stuck past the compensation threshold while work waits
 //!   and no worker is idle, starting spare workers for them, unless the
 //!   kernel says a spare cannot help: the worker is runnable, waiting for a
@@ -74,7 +74,7 @@ pub(crate) fn start(
 }
 
 /// F1 of the policy (`policy.rs`): how often the monitor samples the
-/// workers' poll watches: half the
+/// workers' poll records: half the
 /// long-poll threshold (so a long poll is measured to within half of it),
 /// or the compensation threshold if that is lower; `None` when both are off.
 ///
@@ -213,12 +213,12 @@ impl Monitor {
             return;
         };
         let metrics = &self.shared.metrics;
-        let detected = detector.check(metrics.workers().map(|worker| &worker.watch), now);
+        let detected = detector.check(metrics.workers().map(|worker| &worker.poll_record), now);
         metrics.count_long_polls(detected);
         self.next_sample = now + detector.interval();
         announce_waiting_spawns(&self.shared, detector.running());
         let compensation = &self.shared.compensation;
-        let ended = compensation.end_stale_covers(|slot| metrics.worker(slot).watch.seq());
+        let ended = compensation.end_stale_covers(|slot| metrics.worker(slot).poll_record.seq());
         for _ in 0..ended {
             self.shared.idle.notify_spare(compensation.first_spare());
         }

@@ -230,7 +230,7 @@ impl Core {
     /// that tasks taking turns with `yield_now()` interleave as they did on
     /// tokio (two yielding tasks `a`, `b`: `a b`, then `b a`, then `a b`).
     fn requeue_deferred(&self) -> bool {
-        let mut deferred = self.main.deferred.borrow_mut();
+        let mut deferred = self.main.yielded_this_turn.borrow_mut();
         if deferred.is_empty() {
             return false;
         }
@@ -293,7 +293,7 @@ impl Core {
     /// `block_on` future itself, and the `LocalSet` it drives, give way
     /// to. Always `false` on a worker thread.
     pub(super) fn yielded_this_turn(&self) -> bool {
-        !self.main.deferred.borrow().is_empty()
+        !self.main.yielded_this_turn.borrow().is_empty()
     }
 
     /// `yield_if_busy()` in the `block_on` future itself: busy when a task

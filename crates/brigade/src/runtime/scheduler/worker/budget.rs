@@ -3,16 +3,16 @@
 //! yield it forces is scheduled.
 //!
 //! ## The answer ([`Core::budget_work_waits`])
-//! Work waits if the runtime shuts down or the task was aborted; if a task
-//! waits in this worker's deque or run-next slot, or in the injector; on a
-//! current-thread runtime, if the `block_on` future was woken (for a task)
-//! or a task yielded this turn; if the `LocalSet` running the task has
-//! other tasks queued (the set says so: `task/local.rs`); and, once per
-//! epoch (a gate of the budget's own), if the epoch's driver poll found a
-//! due timer or I/O and woke a task here. Not while the task holds a
-//! rescue slice (`yield_queue/rescue.rs`), nor inside `block_in_place`
-//! (a nested executor's poll, whose thread has handed its place to a
-//! spare). Other workers' deques are not looked at: their own tasks'
+//! C6's checks, in its order: work waits if the `LocalSet` running the
+//! task has other tasks queued (the set says so: `task/local.rs`); it does
+//! not inside `block_in_place` (a nested executor's poll, whose thread has
+//! handed its place to a spare), nor while the task holds a rescue slice
+//! (`yield_queue/rescue.rs`); it does if the runtime shuts down or the
+//! task was aborted, if a task waits in this worker's deque or run-next
+//! slot, or in the injector; on a current-thread runtime, if the
+//! `block_on` future was woken (for a task) or a task yielded this turn;
+//! and, once per epoch (a gate of the budget's own), if the epoch's driver
+//! poll found a due timer or I/O and woke a task here. Other workers' deques are not looked at: their own tasks'
 //! budgets serve them. An idle worker does not change the answer either:
 //! a task waiting *here* waits for this worker whatever the others do.
 //!

@@ -3,15 +3,9 @@
 //! turns with its future: `worker/block_on.rs`.)
 //!
 //! ## Where a worker looks, in order ([`Core::next_task`])
-//! The steps are B1 to B11 of the policy (`policy.rs`, which has each
-//! rule's constant and reason; `docs/design.md` draws them): the driver
-//! poll (B1), the rescue of an overdue yield queue (B2), the injector
-//! first every [`GLOBAL_QUEUE_INTERVAL`] ticks or after a self-wake (B3),
-//! the run-next slot (B4, `worker/run_next.rs`), the own deque (B5), the
-//! injector (B6), the own shard of the yield queue without searching (B7,
-//! [`Core::take_back_own_yielded`]), stealing (B8, `worker/steal.rs`), the
-//! yield queue as a searcher (B9, `worker/yielded.rs`), an elastic idle
-//! grant (B10), and the park (B11, [`Core::wait_for_work`]).
+//! Rules B1 to B11 of the policy (`policy.rs`, with each rule's constant
+//! and reason), one step each in `next_task`, top to bottom, each step
+//! marked with its rule's number.
 //!
 //! Tasks woken while this worker dispatches events from its park wake
 //! nobody: A6's first exception.
@@ -22,7 +16,7 @@
 //!
 //! Where a task woken or spawned on a worker goes is A1 to A6 of the
 //! policy, decided in one place (`runtime/scheduler/placement.rs`) and carried out
-//! by `worker/placement.rs`.
+//! by `worker/carry_out.rs`.
 //!
 //! A task spawned into the worker's empty deque announces itself only if
 //! the spawning poll goes on (`worker/spawned.rs`). Stepping aside:
@@ -32,9 +26,9 @@
 
 pub(crate) mod block_on;
 pub(crate) mod budget;
+mod carry_out;
 pub(crate) mod floor;
 mod park_by_limit;
-mod placement;
 pub(crate) mod run_next;
 mod run_task;
 mod serving_check;
@@ -147,8 +141,8 @@ impl Core {
     /// (`context::run_worker`).
     pub(crate) fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
         let shared = &self.shared;
-        let watch = &shared.metrics.worker(self.index).watch;
-        context::run_worker(self, self.handle(), shared.idle.state_word(), watch, f)
+        let record = &shared.metrics.worker(self.index).poll_record;
+        context::run_worker(self, self.handle(), shared.idle.state_word(), record, f)
     }
 
     pub(crate) fn index(&self) -> usize {
@@ -294,7 +288,7 @@ impl Core {
             fn drop(&mut self) {
                 let core = self.0;
                 // A new stretch of the poll begins.
-                core.shared.metrics.worker(core.index).watch.flip();
+                core.shared.metrics.worker(core.index).poll_record.flip();
                 core.end_cover();
                 core.current_poll.in_block_in_place.set(false);
             }
@@ -321,7 +315,7 @@ impl Core {
             );
         }
         // Not a long poll: the blocking is declared, so the stretch ends here.
-        shared.metrics.worker(self.index).watch.flip();
+        shared.metrics.worker(self.index).poll_record.flip();
         let _leave = LeaveBlockInPlace(self);
         f()
     }
@@ -342,7 +336,7 @@ impl Core {
         // E3: under a CPU limit whose window is spent, nothing of the
         // background's (B2, B7, B9, B10) until the window ends.
         let paced = self.is_paced();
-        // B2: the rescue of an overdue yield queue.
+        // B2: the rescue of an overdue yield queue, else the floor's turn.
         if new_epoch
             && !paced
             && let Some(runnable) = self.rescue_overdue()

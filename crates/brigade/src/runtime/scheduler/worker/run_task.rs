@@ -115,7 +115,7 @@ impl Core {
         self.current_poll.in_poll.set(true);
         self.current_poll.budget_yield.set(false);
         counters.count_poll();
-        counters.watch.begin(meta.location());
+        counters.poll_record.begin(meta.location());
     }
 
     /// After a poll: ends it for the long-poll detector and records the
@@ -126,7 +126,7 @@ impl Core {
         // A mark its own wake did not take (`worker/budget.rs`).
         self.current_poll.budget_yield.set(false);
         let counters = self.shared.metrics.worker(self.index);
-        counters.watch.end();
+        counters.poll_record.end();
         if let (Some(_), Some(started)) = (sampled_at, started) {
             counters
                 .poll_duration

@@ -33,7 +33,11 @@ impl Core {
         self.flush_deferred_notify();
         // The back-off is re-armed at every read it asked for.
         let now = self.shared.clock_nanos();
-        self.shared.metrics.worker(self.index).watch.gate_read(now);
+        self.shared
+            .metrics
+            .worker(self.index)
+            .poll_record
+            .gate_read(now);
         if self.current_poll.in_block_in_place.get() {
             // A nested executor's poll: this thread is blocked for a while,
             // so it must not take work for its deque.

@@ -26,7 +26,7 @@
 //!   worker;
 //! - when the poll enters `block_in_place`;
 //! - for a poll with no yield point, by the monitor thread at its next
-//!   sample of the poll watches (`monitor.rs`, `announce_waiting_spawns`),
+//!   sample of the poll records (`monitor.rs`, `announce_waiting_spawns`),
 //!   every half long-poll threshold (5 ms by default). With the long-poll
 //!   detector and compensation both off the monitor does not sample, and
 //!   such a task waits for its parent's poll to end, as in tokio.

@@ -77,14 +77,14 @@ pub(super) struct Epochs {
     /// The epoch in which `take_back_yielded` last compared the yield
     /// queue's other shards with this worker's own (`YieldQueue::pop_for`).
     pub(super) yield_queue_looked: Cell<u64>,
-    /// The epoch in which `take_back_own_yielded` last found every other
-    /// worker's deque empty.
+    /// The epoch in which `take_back_own_yielded` last found no other worker
+    /// needing help (`Core::others_need_help`; a lone task may be in a deque, B7).
     pub(super) others_idle_in: Cell<u64>,
-    /// Each other worker's poll-watch sequence number at this worker's
+    /// Each other worker's poll sequence number at this worker's
     /// previous look at its deque (`Core::others_need_help`).
     pub(super) others_seen: RefCell<Vec<u64>>,
     /// The epoch of the fast path's last idle check (its counter is in the
-    /// worker's `PollWatch`).
+    /// worker's `PollRecord`).
     pub(super) idle_check_epoch: Cell<u64>,
 }
 
@@ -117,7 +117,7 @@ pub(super) struct Main {
     pub(super) yield_to_main: Cell<bool>,
     /// The tasks that yielded during this turn of the loop, queued again
     /// when the turn ends.
-    pub(super) deferred: RefCell<Vec<Runnable>>,
+    pub(super) yielded_this_turn: RefCell<Vec<Runnable>>,
 }
 
 impl Ticks {

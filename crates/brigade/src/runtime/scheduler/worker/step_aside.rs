@@ -39,6 +39,7 @@ use std::task::{Context, Poll, Waker};
 use super::Core;
 use crate::epoch::epoch_start;
 use crate::policy::TURN_AFTER_SELF_WAKES;
+use crate::runtime::scheduler::placement::BackgroundTurn;
 use crate::runtime::{Shared, context};
 use crate::task::{Runnable, TaskMeta};
 use crate::yield_queue::{DeferredWake, Entry};
@@ -59,18 +60,6 @@ const SELF_WAKE_COUNTS: u32 = 1;
 #[cfg(loom)]
 const SELF_WAKE_COUNTS: u32 = TURN_AFTER_SELF_WAKES;
 
-/// What a background task's self-wake does ([`Core::background_turn`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BackgroundTurn {
-    /// It is scheduled as usual, at the back of the deque.
-    RunsOn,
-    /// It steps aside into the yield queue: other work waits.
-    StepsAside,
-    /// It takes turns with the background tasks in its worker's shard of
-    /// the yield queue ([`Core::take_turns`]).
-    TakesTurns,
-}
-
 /// What the slow path decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Decision {
@@ -87,7 +76,7 @@ enum Decision {
 /// CPU.
 #[cold]
 #[inline(never)]
-pub(crate) fn idle_recheck(cx: &mut Context<'_>) -> Poll<()> {
+pub(crate) fn fast_path_epoch_check(cx: &mut Context<'_>) -> Poll<()> {
     let in_task_poll = context::with_current_task(|task| task.is_some());
     let paced = in_task_poll && super::with_current(|core| core.is_some_and(Core::over_budget));
     if paced {
@@ -384,7 +373,7 @@ impl Core {
     /// Whether another worker's deque holds work that its owner is not
     /// getting to (once per epoch, from the amortised checks): a backlog
     /// (two tasks or more), or a task while the owner has made no progress
-    /// since this worker's previous look (its poll watch's sequence number,
+    /// since this worker's previous look (its poll record's sequence number,
     /// which every poll and yield point moves, has not changed). One task
     /// in the deque of a worker that is running is the task it runs next:
     /// a request the kernel woke it for, say. Stepping aside for that one
@@ -411,7 +400,7 @@ impl Core {
             let queued = stealer.len();
             if queued > 0
                 && needs_help(queued, &mut seen[index], || {
-                    shared.metrics.worker(index).watch.seq()
+                    shared.metrics.worker(index).poll_record.seq()
                 })
             {
                 return true;
@@ -480,7 +469,7 @@ impl Shared {
 
 /// The rule of `Core::others_need_help` for one other worker whose deque
 /// holds `queued` tasks (at least one): a backlog, or no progress since the
-/// previous look. `seen` holds the owner's poll-watch sequence number at
+/// previous look. `seen` holds the owner's poll sequence number at
 /// that look and is updated to `seq()`.
 fn needs_help(queued: usize, seen: &mut u64, seq: impl FnOnce() -> u64) -> bool {
     let seq = seq();

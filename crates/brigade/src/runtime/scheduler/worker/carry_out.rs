@@ -2,8 +2,8 @@
 //! to `place`'s questions, and how it carries out the answer.
 
 use super::Core;
+use crate::runtime::scheduler::placement::BackgroundTurn;
 use crate::runtime::scheduler::placement::{Notify, Placement, Situation, Spot, WakeMode};
-use crate::runtime::scheduler::worker::step_aside::BackgroundTurn;
 use crate::task::Runnable;
 use crate::task::class::WakeClass;
 
@@ -75,7 +75,7 @@ impl Core {
                 }
             }
             Spot::BlockOnTurn => {
-                self.main.deferred.borrow_mut().push(runnable);
+                self.main.yielded_this_turn.borrow_mut().push(runnable);
                 false
             }
             Spot::HandBack => {
