@@ -84,6 +84,7 @@ crate::sync::scheduler_thread_local! {
 /// Runs `f` (a task's poll, or a current-thread `block_on` future's) with a
 /// full budget, then restores the budget it replaced, also when `f`
 /// unwinds.
+#[inline]
 pub(crate) fn with_full_budget<R>(f: impl FnOnce() -> R) -> R {
     with_budget(Budget::Left(BUDGET), f)
 }
@@ -123,9 +124,11 @@ pub(crate) fn with_local_set<R>(others_wait: fn() -> bool, f: impl FnOnce() -> R
     f()
 }
 
+#[inline]
 fn with_budget<R>(budget: Budget, f: impl FnOnce() -> R) -> R {
     struct Reset(Budget);
     impl Drop for Reset {
+        #[inline]
         fn drop(&mut self) {
             CURRENT.with(|current| current.set(self.0));
         }

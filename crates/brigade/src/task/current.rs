@@ -86,6 +86,7 @@ impl WorkerSlot {
 
     /// Points at `worker` while `f` runs, then restores the previous value,
     /// also when `f` unwinds.
+    #[inline]
     fn set<R>(&self, worker: &(dyn Worker + 'static), f: impl FnOnce() -> R) -> R {
         struct Reset<'a> {
             cell: &'a Cell<Option<NonNull<dyn Worker>>>,
@@ -104,6 +105,7 @@ impl WorkerSlot {
     }
 
     /// Runs `f` with the worker, if one is set.
+    #[inline]
     fn with<R>(&self, f: impl FnOnce(Option<&dyn Worker>) -> R) -> R {
         // SAFETY: as in `Scoped::with`: the pointer is `None` or the
         // `worker` of a `set` on this thread whose frame encloses this call.
@@ -113,6 +115,7 @@ impl WorkerSlot {
 
 /// Runs `f` with the worker running on this thread, if any (the loop
 /// itself reads its `Core` through `worker::with_current`).
+#[inline]
 pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&dyn Worker>) -> R) -> R {
     WORKER.with(|worker| worker.with(f))
 }
@@ -132,6 +135,7 @@ pub(crate) fn on_worker() -> bool {
 /// scheduler polls it with) its waker, while `f` runs. Called by the task's
 /// harness around the poll of the user's future, so the task is alive for
 /// all of it.
+#[inline]
 pub(crate) fn poll_task<R>(meta: &TaskMeta, waker: &Waker, f: impl FnOnce() -> R) -> R {
     CURRENT_TASK.with(|task| task.set(meta, || TASK_WAKER.with(|own| own.set(waker, f))))
 }

@@ -95,9 +95,9 @@ impl<F: Future> Future for Harness<F> {
         let mut future = this.future;
         let polled = meta.span().poll(cx.waker(), |waker| {
             let mut cx = Context::from_waker(waker);
-            // Each poll starts with a full cooperative budget (`coop.rs`).
-            coop::with_full_budget(|| {
-                current::poll_task(meta, waker, || {
+            current::poll_task(meta, waker, || {
+                // Each poll starts with a full cooperative budget (`coop.rs`).
+                coop::with_full_budget(|| {
                     catch_unwind(AssertUnwindSafe(|| match future.as_mut().as_pin_mut() {
                         Some(future) => future.poll(&mut cx),
                         None => panic!("a brigade task was polled after it completed"),

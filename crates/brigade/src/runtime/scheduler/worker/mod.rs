@@ -90,6 +90,7 @@ pub(crate) struct Core {
 
 /// Runs `f` with the worker `Core` running on this thread, if any: the
 /// one `context::run_worker` set ([`Core::enter`]).
+#[inline]
 pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     context::with_worker(|worker| {
         f(worker.map(|worker| {
