@@ -1,6 +1,6 @@
 //! Calibrated busy work, the unit of CPU work every demo and bench uses.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Busy work: `iterations` rounds of a multiply-add the optimiser cannot
 /// remove.
@@ -16,9 +16,15 @@ pub fn spin(iterations: u64) -> u64 {
     x
 }
 
-/// How many [`spin`] iterations take `micros` µs on this machine while
-/// `threads` threads spin at once (the median of all their trials, so one
-/// preempted or unusually fast trial does not skew it).
+/// How many [`spin`] iterations take `micros` µs of CPU time on this
+/// machine while `threads` threads spin at once (the median of all their
+/// trials, so one unusually fast or slow trial does not skew it).
+///
+/// Each trial is timed on its thread's CPU clock, not the wall clock: a
+/// trial the kernel preempted, throttled (a cgroup's quota) or the host
+/// stole from counts only the time it ran, so units done × `micros` is the
+/// CPU the units took, whatever else ran on the machine while it
+/// calibrated.
 ///
 /// Calibrate with as many threads as the workload keeps busy: a core running
 /// alone may clock higher than with its neighbours busy, and a unit
@@ -35,9 +41,9 @@ pub fn calibrate(micros: u64, threads: usize) -> u64 {
                 scope.spawn(|| {
                     (0..TRIALS_PER_THREAD)
                         .map(|_| {
-                            let started = Instant::now();
+                            let started = thread_cpu_time();
                             std::hint::black_box(spin(TRIAL));
-                            started.elapsed()
+                            thread_cpu_time().saturating_sub(started)
                         })
                         .collect::<Vec<_>>()
                 })
@@ -51,6 +57,18 @@ pub fn calibrate(micros: u64, threads: usize) -> u64 {
     trials.sort();
     let per_micro = TRIAL as f64 / trials[trials.len() / 2].as_secs_f64() / 1e6;
     ((per_micro * micros as f64) as u64).max(1)
+}
+
+/// The calling thread's CPU time so far.
+fn thread_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 #[cfg(test)]

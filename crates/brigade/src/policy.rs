@@ -265,7 +265,9 @@
 //!   window ends, and workers with nothing else park (never spin).
 //!   Requests are never paced. A throttled period all the same lowers the
 //!   target by [`TARGET_BACKOFF_PERMILLE`] (to [`MIN_TARGET_PERMILLE`]);
-//!   each [`TARGET_RECOVERY_AFTER`] without raises it by [`TARGET_RECOVERY_PERMILLE`]. Why:
+//!   each [`TARGET_RECOVERY_AFTER`] without raises it by [`TARGET_RECOVERY_PERMILLE`];
+//!   throttling in the first [`THROTTLING_GRACE_PERIODS`] periods after build
+//!   or a change of the limit does not count (`LimitReader::answerable`). Why:
 //!   once the period's quota is spent the kernel stops every thread until
 //!   the next period (50 ms at 0.5 CPU), so a request arriving then waits
 //!   that long however well the background yields
@@ -685,6 +687,18 @@ pub(crate) const DEFAULT_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(10);
 /// (`cpu_limit/limit_reader.rs`).
 #[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
 pub(crate) const TARGET_RECOVERY_AFTER: Duration = Duration::from_secs(1);
+
+/// E3: for how many kernel periods after build, and after each change of
+/// the limit, throttled periods do not lower the pacer's target: 2. The
+/// period the runtime starts in (or the limit changes in) may have spent
+/// its quota before the pacer could see it (the program's start-up before
+/// `build`, a quota that just shrank), and the kernel counts that throttle
+/// within the next monitor tick or two; it says nothing of how the pacer
+/// spends a period it controls, and lowering the target for it left 5%
+/// of a 0.5-CPU quota unused for the five seconds of recovery
+/// (`cpu_limit/limit_reader.rs`).
+#[cfg_attr(loom, allow(dead_code))] // The monitor reads it; loom models leave the monitor out.
+pub(crate) const THROTTLING_GRACE_PERIODS: u32 = 2;
 
 /// G1: the p99 scheduling latency elastic admission keeps under: 1 ms
 /// (`ElasticConfig::target`).

@@ -3,11 +3,11 @@
 //! resize), and what follows a change (the pacer, the running workers,
 //! elastic admission's capacity).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::cgroup::Quota;
 use super::{LimitSource, period_of, workers_for};
-use crate::policy::{LIMIT_REREAD, TARGET_RECOVERY_AFTER};
+use crate::policy::{LIMIT_REREAD, TARGET_RECOVERY_AFTER, THROTTLING_GRACE_PERIODS};
 use crate::runtime::Shared;
 use crate::sync::Ordering;
 
@@ -23,6 +23,10 @@ pub(crate) struct LimitReader {
     /// When the last throttled period was seen, or the last second without
     /// one was credited (the target's recovery).
     quiet_since: Instant,
+    /// Until when throttled periods are not the pacer's to answer for: a
+    /// few periods after build and after each change of the limit
+    /// ([`THROTTLING_GRACE_PERIODS`]).
+    grace_until: Instant,
     warned: bool,
 }
 
@@ -38,6 +42,7 @@ impl LimitReader {
             base: counters,
             last: counters,
             quiet_since: now,
+            grace_until: now + grace(limit),
             warned,
         }
     }
@@ -50,7 +55,7 @@ impl LimitReader {
         }
         let state = &shared.cpu;
         let counters = self.source.read_throttling();
-        let throttled = counters.0.saturating_sub(self.last.0);
+        let throttled = self.answerable(counters.0.saturating_sub(self.last.0), now);
         self.last = counters;
         state
             .throttled_periods
@@ -72,10 +77,17 @@ impl LimitReader {
         }
     }
 
+    /// Of `throttled` periods seen at `now`, those that lower the pacer's
+    /// target: none during the grace after build or a change of the limit.
+    fn answerable(&self, throttled: u64, now: Instant) -> u64 {
+        if now < self.grace_until { 0 } else { throttled }
+    }
+
     /// A new limit is in force: the pacer, the running workers and
     /// elastic admission's capacity follow it.
     fn apply(&mut self, shared: &Shared, limit: Option<Quota>) {
         let previous = std::mem::replace(&mut self.limit, limit);
+        self.grace_until = Instant::now() + grace(limit);
         let state = &shared.cpu;
         state
             .pacer
@@ -101,5 +113,33 @@ impl LimitReader {
     pub(crate) fn capacity(&self, workers: usize) -> f64 {
         self.limit
             .map_or(workers as f64, |quota| quota.cpus.min(workers as f64))
+    }
+}
+
+/// How long throttling is not the pacer's to answer for once `limit` is in
+/// force: [`THROTTLING_GRACE_PERIODS`] of its periods.
+fn grace(limit: Option<Quota>) -> Duration {
+    period_of(limit) * THROTTLING_GRACE_PERIODS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throttling_in_the_first_periods_of_a_limit_is_not_the_pacers() {
+        let quota = Quota {
+            cpus: 0.5,
+            period: Duration::from_millis(100),
+        };
+        let reader = LimitReader::new(LimitSource::Fixed(0.5), Some(quota), false);
+        assert_eq!(
+            reader.grace_until - reader.quiet_since,
+            Duration::from_millis(200),
+            "two periods from build"
+        );
+        let ends = reader.grace_until;
+        assert_eq!(reader.answerable(3, ends - Duration::from_millis(1)), 0);
+        assert_eq!(reader.answerable(3, ends), 3);
     }
 }

@@ -19,6 +19,16 @@
 //! kernel's boundaries fall, holds at most ten windows' budgets: at most
 //! `target` of the quota, with the reserve on top.
 //!
+//! A window can still overrun its share: the background that runs while
+//! paced without reaching a yield point (a task polled from a deque runs
+//! its stretch before it can step aside: at start-up, every task's first
+//! stretch), requests beyond the reserve, a read of the clock up to
+//! [`READ_EVERY_NANOS`] late. What a window used beyond its share is a
+//! *debt* the next windows' budgets repay ([`Window::debt`]), so a period
+//! holds its windows' shares plus at most one window's overrun, not the
+//! sum of them all. Unused share is not saved up: a debt is never
+//! negative.
+//!
 //! ## What adapts
 //! - The reserve: a window that ended paced tells how much CPU the
 //!   requests took while the background waited; the next reserve is that
@@ -87,6 +97,10 @@ struct Window {
     paced_from: Option<(u64, u64)>,
     /// The CPU kept for requests this window, in nanoseconds.
     reserve: u64,
+    /// What the windows before used beyond their share (target × a
+    /// window's quota), not yet repaid, in CPU nanoseconds: this window's
+    /// budget is that much smaller.
+    debt: u64,
     /// When the process clock may be read next.
     next_read: u64,
 }
@@ -134,6 +148,7 @@ impl Pacer {
             let mut window = self.lock();
             self.end_pacing(&mut window, u64::MAX, host);
             window.index = u64::MAX;
+            window.debt = 0;
             self.window_index.store(u64::MAX, Ordering::Relaxed);
         }
     }
@@ -203,10 +218,11 @@ impl Pacer {
         {
             return false; // Looked at less than READ_EVERY_NANOS ago.
         }
+        let quota = window_quota(limit, window_nanos);
+        let share = quota * self.target_permille.load(Ordering::Relaxed) / 1000;
         let mut window = self.lock();
         if window.index != index {
-            let quota = window_quota(limit, window_nanos);
-            self.begin_window(&mut window, index, quota, host.process_cpu_nanos());
+            self.begin_window(&mut window, index, quota, share, host.process_cpu_nanos());
         } else if now < window.next_read || window.paced_from.is_some() {
             return window.paced_from.is_some();
         }
@@ -214,9 +230,7 @@ impl Pacer {
         self.window_index.store(window.index, Ordering::Relaxed);
         self.next_read.store(window.next_read, Ordering::Relaxed);
         let cpu = host.process_cpu_nanos();
-        let quota = window_quota(limit, window_nanos);
-        let target = self.target_permille.load(Ordering::Relaxed);
-        let budget = (quota * target / 1000).saturating_sub(window.reserve);
+        let budget = share.saturating_sub(window.reserve + window.debt);
         if cpu.saturating_sub(window.cpu_at_start) < budget {
             return false;
         }
@@ -257,9 +271,15 @@ impl Pacer {
     }
 
     /// Starts window `index` with the process at `cpu`, settling the last
-    /// one's reserve.
-    fn begin_window(&self, window: &mut Window, index: u64, quota: u64, cpu: u64) {
+    /// one's reserve and debt (`share`: a window's target share of
+    /// `quota`).
+    fn begin_window(&self, window: &mut Window, index: u64, quota: u64, share: u64, cpu: u64) {
         let now = index * self.window_nanos.load(Ordering::Relaxed);
+        if window.index != u64::MAX {
+            let used = cpu.saturating_sub(window.cpu_at_start);
+            let windows = index.saturating_sub(window.index).max(1);
+            window.debt = next_debt(window.debt, used, share.saturating_mul(windows));
+        }
         if let Some((from, cpu_then)) = window.paced_from {
             let paced_for = now.saturating_sub(from);
             let used = cpu.saturating_sub(cpu_then);
@@ -301,6 +321,13 @@ fn window_nanos(period: Duration) -> u64 {
 /// A window's share of the quota, in CPU nanoseconds.
 fn window_quota(limit_micro: u64, window_nanos: u64) -> u64 {
     (u128::from(limit_micro) * u128::from(window_nanos) / 1_000_000) as u64
+}
+
+/// The debt after windows whose shares add up to `shares` used `used`
+/// with `debt` owed before them: what they used beyond their shares, never
+/// below zero (unused share is not saved up).
+fn next_debt(debt: u64, used: u64, shares: u64) -> u64 {
+    (debt + used).saturating_sub(shares)
 }
 
 /// The reserve for the next window, from the CPU `used` in the `paced_for`
@@ -385,6 +412,36 @@ mod tests {
         host.cpu.set(10 * MS);
         assert!(!pacer.over_budget(READ_EVERY_NANOS / 2, &host));
         assert!(pacer.over_budget(READ_EVERY_NANOS, &host));
+    }
+
+    #[test]
+    fn what_a_window_used_beyond_its_share_the_next_one_repays() {
+        let pacer = Pacer::new(None, Duration::from_millis(100));
+        let host = Host::default();
+        // 0.5 CPU: 5 ms of quota a window, a share of 4.75 ms at 95%.
+        pacer.set_limit(Some(0.5), Duration::from_millis(100), &host);
+        assert!(!pacer.over_budget(0, &host));
+        // Stretches that no yield point cut short: 7 ms in window 0.
+        host.cpu.set(7 * MS);
+        assert!(pacer.over_budget(MS, &host));
+        assert!(!pacer.is_paced(|| 10 * MS, &host));
+        // Window 1 owes 2.25 ms: its budget is 4.75 - 0.1 (reserve) - 2.25.
+        assert!(!pacer.over_budget(10 * MS, &host));
+        host.cpu.set(7 * MS + 2_500_000);
+        assert!(pacer.over_budget(11 * MS, &host), "the debt was not repaid");
+        // Window 2 owes nothing more (2.5 of 4.75 used): its full budget.
+        assert!(!pacer.is_paced(|| 20 * MS, &host));
+        assert!(!pacer.over_budget(20 * MS, &host));
+        host.cpu.set(7 * MS + 2_500_000 + 4 * MS);
+        assert!(!pacer.over_budget(21 * MS, &host));
+    }
+
+    #[test]
+    fn debt_is_never_negative_nor_kept_past_idle_windows() {
+        assert_eq!(next_debt(0, 3, 5), 0, "unused share is not saved up");
+        assert_eq!(next_debt(0, 7, 5), 2);
+        assert_eq!(next_debt(2, 4, 5), 1);
+        assert_eq!(next_debt(2, 7, 3 * 5), 0, "three windows' shares");
     }
 
     #[test]
