@@ -85,8 +85,9 @@
 //! and paces background work so that the quota never runs out: requests
 //! arriving at any time find CPU left, and the kernel does not throttle
 //! the process (at a quota of 0.5 CPU, measured: no throttled period, and
-//! the requests' p99 as without background, where tokio's and Go's were
-//! throttled every period and took 22–63 ms; `docs/results.md#cpu-limit`).
+//! the requests' p99 as without background, with 0.87–0.90 × the limit
+//! left to the background, where tokio's and Go's were throttled every
+//! period and their p99 reached 59 and 63 ms; `docs/results.md#cpu-limit`).
 //! Outside a limit nothing changes.
 //!
 //! **Metrics.** [`Runtime::metrics`] returns [`RuntimeMetrics`]: how often

@@ -40,7 +40,10 @@
 //!   threads the process clock does not see) lowers the target by
 //!   [`TARGET_BACKOFF_PERMILLE`], down to [`MIN_TARGET_PERMILLE`]; each
 //!   second without throttling raises it by [`TARGET_RECOVERY_PERMILLE`],
-//!   up to [`MAX_TARGET_PERMILLE`].
+//!   up to [`MAX_TARGET_PERMILLE`]. A throttle in the first periods after
+//!   build or a change of the limit does not count (`LimitReader`'s
+//!   grace, `limit_reader.rs`): that period's quota may have been spent
+//!   before the pacer could see it.
 //!
 //! ## Protocol
 //! The limit, the window length and the target are written by the monitor
