@@ -21,14 +21,8 @@ fn spin(duration: Duration) {
 
 /// The calling thread's CPU time.
 fn thread_cpu_time() -> Duration {
-    let mut time = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `time` is a valid place for the call to write to.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut time) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 /// Spins until the calling thread has used `duration` of CPU.
