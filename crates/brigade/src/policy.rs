@@ -260,7 +260,8 @@
 //!   work (tasks at `yield_if_busy()`, self-waking background tasks, the
 //!   yield queue, elastic idle grants, floor turns) runs until the process
 //!   has used its target share ([`MAX_TARGET_PERMILLE`] of the window's
-//!   quota at most) less a reserve for requests, read from the process's
+//!   quota at most) less a reserve for requests and less what earlier
+//!   windows used beyond their share (their debt), read from the process's
 //!   CPU clock at most every [`READ_EVERY_NANOS`]; then it waits until the
 //!   window ends, and workers with nothing else park (never spin).
 //!   Requests are never paced. A throttled period all the same lowers the
